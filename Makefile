@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kiwi: build the kernel module and the rdma-core provider.
+#
+#   make                 module (against KDIR) and provider
+#   make install         (root) install both; make uninstall undoes it
+#   make check           host unit tests (no VM); scripts/test.sh runs all
+#
+# KDIR defaults to the running kernel's build tree when present, else the
+# newest installed Debian 12 linux-headers-*-amd64.
+
+KVER_RUNNING := $(shell uname -r)
+KDIR ?= $(shell \
+	if [ -d /lib/modules/$(KVER_RUNNING)/build ]; then \
+		echo /lib/modules/$(KVER_RUNNING)/build; \
+	else \
+		ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n1; \
+	fi)
+KVER ?= $(shell [ -n "$(KDIR)" ] && $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+
+KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
+MODDIR := /lib/modules/$(KVER)/updates
+
+.PHONY: all module provider install uninstall clean check checkpatch sparse
+
+all: module provider
+
+module:
+	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
+		echo "kiwi: no kernel build tree found; install linux-headers-amd64 or pass KDIR=" >&2; \
+		exit 1; \
+	fi
+	$(MAKE) $(KBUILD_ARGS) modules
+
+provider:
+	$(MAKE) -C userspace
+
+KO := drivers/infiniband/sw/kiwi/kiwi.ko
+
+# install does not rebuild: build as a user first, then install as root.
+install:
+	@[ -f $(KO) ] || { echo "kiwi: $(KO) not built; run make first" >&2; exit 1; }
+	install -D -m 0644 $(KO) $(DESTDIR)$(MODDIR)/kiwi.ko
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+	$(MAKE) -C userspace install
+
+uninstall:
+	rm -f $(DESTDIR)$(MODDIR)/kiwi.ko
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+	$(MAKE) -C userspace uninstall
+
+check:
+	$(MAKE) -C userspace check
+
+# Style and static checks; need the kernel's checkpatch.pl (CHECKPATCH=).
+CHECKPATCH ?= scripts/checkpatch-run.sh
+checkpatch:
+	$(CHECKPATCH)
+
+sparse:
+	$(MAKE) $(KBUILD_ARGS) C=2 modules
+
+clean:
+	-$(MAKE) $(KBUILD_ARGS) clean
+	$(MAKE) -C userspace clean

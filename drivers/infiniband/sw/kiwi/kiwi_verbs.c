@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * kiwi: software iWARP RDMA device - verbs entry points: device and port
+ * queries, user contexts and protection domains.
+ *
+ * Queue pairs, completion queues and memory regions come with the data path.
+ * The RDMA core requires their entry points to exist before it registers a
+ * device, so until then they refuse with -EOPNOTSUPP, and query_device
+ * reports zero of each, which is what the device can really create.
+ */
+
+#include <linux/err.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "kiwi.h"
+
+static int kiwi_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = (u64)KIWI_VERSION_MAJOR << 32 |
+		       KIWI_VERSION_MINOR << 16 | KIWI_VERSION_PATCH;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_pd = KIWI_MAX_PD;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+static void kiwi_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.%d.%d", KIWI_VERSION_MAJOR,
+		 KIWI_VERSION_MINOR, KIWI_VERSION_PATCH);
+}
+
+static int kiwi_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *attr)
+{
+	struct net_device *netdev = to_kdev(ibdev)->netdev;
+	int ret;
+
+	/* The core zeroed *attr; iWARP has no LIDs, SMs, P_Keys or VLs. */
+	ret = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	if (ret)
+		return ret;
+
+	if (kiwi_netdev_port_active(netdev)) {
+		attr->state = IB_PORT_ACTIVE;
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = netif_running(netdev) ?
+			IB_PORT_PHYS_STATE_POLLING :
+			IB_PORT_PHYS_STATE_DISABLED;
+	}
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = ib_mtu_int_to_enum(READ_ONCE(netdev->mtu));
+	attr->gid_tbl_len = 1;
+	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
+	attr->max_msg_sz = U32_MAX;
+	return 0;
+}
+
+static int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *immutable)
+{
+	immutable->gid_tbl_len = 1;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	return 0;
+}
+
+/* The only GID is the netdev's MAC address, as iWARP devices report it. */
+static int kiwi_query_gid(struct ib_device *ibdev, u32 port, int index,
+			  union ib_gid *gid)
+{
+	struct net_device *netdev = to_kdev(ibdev)->netdev;
+
+	if (index != 0)
+		return -EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	memcpy(gid->raw, netdev->dev_addr, ETH_ALEN);
+	return 0;
+}
+
+/**
+ * kiwi_alloc_ucontext() - open a user context after the ABI handshake
+ * @uctx: the context the core allocated
+ * @udata: carries struct kiwi_alloc_ucontext_req in, _resp out
+ *
+ * Return: 0; -EINVAL for a request too short or with reserved bits set;
+ * -EPROTONOSUPPORT when the provider speaks another KIWI_ABI_VERSION.
+ */
+static int kiwi_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
+{
+	struct kiwi_alloc_ucontext_resp resp = {
+		.abi_version = KIWI_ABI_VERSION,
+	};
+	struct kiwi_alloc_ucontext_req req;
+	int ret;
+
+	if (udata->inlen < sizeof(req) || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	ret = ib_copy_from_udata(&req, udata, sizeof(req));
+	if (ret)
+		return ret;
+	if (req.reserved ||
+	    !ib_is_udata_cleared(udata, sizeof(req), udata->inlen - sizeof(req)))
+		return -EINVAL;
+	if (req.abi_version != KIWI_ABI_VERSION) {
+		ibdev_dbg(uctx->device,
+			  "provider speaks ABI %u, kernel speaks %u\n",
+			  req.abi_version, KIWI_ABI_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+static void kiwi_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+/*
+ * Lets the core detach open user contexts when the device goes away (link
+ * del, netdev removal, rmmod) instead of waiting for every process to close
+ * it: the process gets IBV_EVENT_DEVICE_FATAL and -EIO from then on. The
+ * core destroys the context's objects itself; kiwi holds nothing else yet.
+ */
+static void kiwi_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+static int kiwi_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(pd->device);
+
+	if (atomic_inc_return(&kdev->num_pd) > KIWI_MAX_PD) {
+		atomic_dec(&kdev->num_pd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int kiwi_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	atomic_dec(&to_kdev(pd->device)->num_pd);
+	return 0;
+}
+
+/* Called by the core once the device is unregistered and unused. */
+static void kiwi_dealloc_driver(struct ib_device *ibdev)
+{
+	struct kiwi_device *kdev = to_kdev(ibdev);
+
+	WARN_ON(atomic_read(&kdev->num_pd));
+	netdev_put(kdev->netdev, &kdev->netdev_tracker);
+}
+
+/* Data-path objects: not yet available (see the top of this file). */
+static int kiwi_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+			  struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int kiwi_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
+{
+	return 0;
+}
+
+static int kiwi_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *attr,
+			  struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
+			  int attr_mask, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int kiwi_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static struct ib_mr *kiwi_get_dma_mr(struct ib_pd *pd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static struct ib_mr *kiwi_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				      u64 virt_addr, int access,
+				      struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static int kiwi_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
+{
+	return 0;
+}
+
+const struct ib_device_ops kiwi_verbs_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = KIWI_DRV_ID,
+	.uverbs_abi_ver = KIWI_ABI_VERSION,
+
+	.alloc_pd = kiwi_alloc_pd,
+	.alloc_ucontext = kiwi_alloc_ucontext,
+	.create_cq = kiwi_create_cq,
+	.create_qp = kiwi_create_qp,
+	.dealloc_driver = kiwi_dealloc_driver,
+	.dealloc_pd = kiwi_dealloc_pd,
+	.dealloc_ucontext = kiwi_dealloc_ucontext,
+	.dereg_mr = kiwi_dereg_mr,
+	.destroy_cq = kiwi_destroy_cq,
+	.destroy_qp = kiwi_destroy_qp,
+	.disassociate_ucontext = kiwi_disassociate_ucontext,
+	.get_dev_fw_str = kiwi_get_dev_fw_str,
+	.get_dma_mr = kiwi_get_dma_mr,
+	.get_port_immutable = kiwi_get_port_immutable,
+	.modify_qp = kiwi_modify_qp,
+	.poll_cq = kiwi_poll_cq,
+	.post_recv = kiwi_post_recv,
+	.post_send = kiwi_post_send,
+	.query_device = kiwi_query_device,
+	.query_gid = kiwi_query_gid,
+	.query_port = kiwi_query_port,
+	.reg_user_mr = kiwi_reg_user_mr,
+	.req_notify_cq = kiwi_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, base_cq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, kiwi_pd, base_pd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, kiwi_qp, base_qp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, kiwi_ucontext, base_ucontext),
+};

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the kernel's checkpatch.pl --strict over the module and its UAPI
+# header. checkpatch comes from Debian's linux-source-6.1 package, unpacked
+# once into build/checkpatch (or CHECKPATCH_PL=path).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cp_dir=$root/build/checkpatch
+pl=${CHECKPATCH_PL:-$cp_dir/scripts/checkpatch.pl}
+if [ ! -x "$pl" ]; then
+	tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)
+	[ -n "$tarball" ] || { echo "no linux-source tarball; run scripts/setup.sh" >&2; exit 1; }
+	mkdir -p "$cp_dir"
+	top=$(basename "$tarball" .tar.xz)
+	tar -C "$cp_dir" --strip-components=1 -xf "$tarball" \
+		"$top/scripts/checkpatch.pl" "$top/scripts/spelling.txt" \
+		"$top/scripts/const_structs.checkpatch"
+fi
+cd "$root"
+files=$(git ls-files 'drivers/*.[ch]' 'include/*.h' 2>/dev/null ||
+	find drivers include -name '*.[ch]')
+# No kernel tree here: skip the checks that need one (and its git).
+"$pl" --strict --no-tree --terse --show-types \
+	--ignore FILE_PATH_CHANGES \
+	-f $files

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install every Debian 12 package that building, testing and demonstrating
+# kiwi needs, plus virtme-ng from the Debian 13 archive (Debian 12 lacks it).
+# Idempotent: a second run installs nothing and returns quickly.
+# The system's apt sources are never modified: the Debian 13 index lives in a
+# private apt state directory under /var/cache/kiwi-setup.
+set -euo pipefail
+
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+source "$(dirname "$0")/lib-root.sh"
+command -v apt-get >/dev/null || die "apt-get not found: kiwi's setup needs Debian 12"
+
+export DEBIAN_FRONTEND=noninteractive
+
+PKGS=(
+	# kernel the VM boots, and headers the module builds against
+	linux-image-amd64 linux-headers-amd64
+	# the upstream siw, built from source as the interop peer and benchmark anchor
+	linux-source-6.1 xz-utils
+	# build tools
+	build-essential pkg-config kmod sparse python3 libclang-rt-14-dev clang
+	# rdma-core: libraries, provider headers, utilities
+	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
+	rdmacm-utils perftest infiniband-diags
+	# networking inside the VM
+	iproute2 iputils-ping ethtool
+	# the VM itself (virtme-ng's own dependencies are pulled in below)
+	qemu-system-x86 busybox-static
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup: installing ${missing[*]}"
+	apt-get update -qq || die "apt-get update failed"
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+		die "could not install: ${missing[*]}"
+fi
+
+# --- virtme-ng from Debian 13 (trixie), without touching the system sources.
+if ! command -v vng >/dev/null; then
+	state=/var/cache/kiwi-setup
+	mkdir -p "$state/lists/partial" "$state/archives/partial" "$state/etc"
+	# Take the archive's address from the system's own configuration.
+	uri=$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk '{print $2}' | grep -v security | head -n1 || true)
+	if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+		uri=$(awk '$1 == "deb" && $0 !~ /security/ {print $2; exit}' \
+			/etc/apt/sources.list)
+	fi
+	[ -n "$uri" ] || die "no Debian archive found in the system's apt sources"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri trixie main" \
+		> "$state/etc/sources.list"
+	aptopts=(-o Dir::Etc::sourcelist="$state/etc/sources.list"
+		 -o Dir::Etc::sourceparts=-
+		 -o Dir::State::Lists="$state/lists"
+		 -o Dir::Cache::Archives="$state/archives"
+		 -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
+		 -o APT::Get::List-Cleanup=0)
+	apt-get "${aptopts[@]}" update -qq ||
+		die "could not read the Debian 13 (trixie) index from $uri"
+	(cd "$state/archives" && apt-get "${aptopts[@]}" download virtme-ng) ||
+		die "could not download virtme-ng from the Debian 13 archive"
+	deb=$(ls -t "$state"/archives/virtme-ng_*_all.deb | head -n1)
+	[ -n "$deb" ] || die "virtme-ng package not found after download"
+	# Dependencies resolve against the system's (Debian 12) sources.
+	apt-get install -y -qq --no-install-recommends "$deb" ||
+		die "could not install $deb (a dependency is missing on this system)"
+fi
+command -v vng >/dev/null || die "vng is not on PATH after installing virtme-ng"
+
+# The libibverbs provider ABI the provider is built for.
+lib=$(ls /usr/lib/*/libibverbs.so.1 2>/dev/null | head -n1)
+[ -n "$lib" ] || die "libibverbs.so.1 not found"
+echo "setup: all packages present"

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run every kiwi test: install what is needed (Debian 12, as root), build
+# with W=1, run the static checks and host unit tests, then boot Debian's
+# kernel in a VM and run the kselftests there. Ends with the line
+# "N passed, N failed, N skipped" and exits non-zero on any failure.
+#
+#   scripts/test.sh            everything
+#   KIWI_TESTS="device_lifecycle.sh" scripts/test.sh   a subset in the VM
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/lib-root.sh"
+cd "$root"
+out=$root/build/test
+mkdir -p "$out"
+log=$out/results.tap
+: >"$log"
+
+tap() { echo "$*" | tee -a "$log"; }
+
+# point DESCRIPTION CMD...: one test point from a host-side command.
+point() {
+	local desc=$1
+	shift
+	if "$@" >"$out/point.log" 2>&1; then
+		tap "ok - $desc"
+	else
+		tap "not ok - $desc"
+		sed 's/^/# /' "$out/point.log" | tail -40
+	fi
+}
+
+echo "== setup"
+if ! "$root/scripts/setup.sh"; then
+	tap "not ok - setup: install the packages the tests need"
+else
+	tap "ok - setup: install the packages the tests need"
+fi
+
+echo "== build"
+# The module must build with no warning at W=1.
+build_module() {
+	make -s module W=1 2>&1 | tee "$out/build-module.log"
+	! grep -qiE "warning|error" "$out/build-module.log" &&
+		[ -f drivers/infiniband/sw/kiwi/kiwi.ko ]
+}
+point "module builds with W=1 and no warning" build_module
+point "provider builds against IBVERBS_PRIVATE_34" make -s provider
+point "test provider (ABI 99) and test programs build" \
+	eval 'make -s -C userspace libkiwi-abi99-rdmav34.so &&
+	      make -s -C tools/testing/selftests/drivers/infiniband/kiwi'
+
+echo "== static checks"
+point "sparse reports nothing" scripts/sparse-check.sh
+point "checkpatch --strict is clean" scripts/checkpatch-run.sh
+
+echo "== host unit tests"
+make -s -C userspace check 2>&1 | tee -a "$log"
+
+echo "== VM tests"
+if scripts/stage.sh >"$out/stage.log" 2>&1; then
+	# The VM does not inherit this environment: pass the test selection.
+	scripts/vm-run.sh --timeout 1500 -- env KIWI_TESTS="${KIWI_TESTS:-}" \
+		tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
+		2>&1 | tee "$out/vm.log"
+	vmrc=${PIPESTATUS[0]}
+	grep -E '^(not )?ok ' "$out/vm.log" >>"$log"
+	if [ "$vmrc" = 124 ]; then
+		tap "not ok - VM test run finished within its time limit"
+	elif ! grep -qE '^ok - .*: kernel log clean' "$out/vm.log"; then
+		tap "not ok - VM test run produced results (exit $vmrc)"
+	fi
+else
+	cat "$out/stage.log"
+	tap "not ok - stage the module for the VM"
+fi
+
+skipped=$(grep -cE '^ok .*# SKIP' "$log")
+passed=$(grep -E '^ok ' "$log" | grep -vc '# SKIP')
+failed=$(grep -cE '^not ok ' "$log")
+echo
+grep -E '^not ok ' "$log" | sed 's/^/FAILED: /'
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Inside the VM: install the staged module and its index, and the provider,
+# into the guest's writable overlays (they vanish at shutdown).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+stage=$root/build/stage
+kver=$(uname -r)
+[ "$(cat "$stage/kver")" = "$kver" ] ||
+	{ echo "vm-install: staged for $(cat "$stage/kver"), running $kver" >&2; exit 1; }
+install -D -m 0644 "$stage/lib/modules/$kver/updates/kiwi.ko" \
+	"/lib/modules/$kver/updates/kiwi.ko"
+cp "$stage/lib/modules/$kver"/modules.* "/lib/modules/$kver/"
+make -s -C "$root/userspace" install

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot Debian's kernel in QEMU with virtme-ng (software emulation, no KVM),
+# run one command inside with the project tree writable, and return its exit
+# status: 124 when it ran past the timeout.
+#
+#   scripts/vm-run.sh [--timeout SECONDS] [--cpus N] [--memory SIZE] -- CMD...
+#
+# The guest sees the host's root file system read-only, with writable
+# overlays on /etc, /usr and /var that vanish at shutdown, and this tree
+# read-write at the same path. The guest's /tmp is not the host's.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+timeout=900
+cpus=2
+memory=2G
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout) timeout=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--) shift; break ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--cpus N] [--memory SIZE] -- CMD..." >&2; exit 2; }
+command -v vng >/dev/null || { echo "vm-run: vng not found; run scripts/setup.sh" >&2; exit 1; }
+
+kver=$("$root/scripts/kernel-release.sh")
+cmd=$(printf '%q ' "$@")
+
+rc=0
+timeout --kill-after=20 "$timeout" \
+	vng -r "/boot/vmlinuz-$kver" --disable-kvm --cpus "$cpus" --memory "$memory" \
+	    --rwdir="$root=$root" --cwd "$root" \
+	    --exec "cd $(printf '%q' "$root") && $cmd" </dev/null || rc=$?
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	echo "vm-run: the VM ran past ${timeout}s and was stopped" >&2
+	rc=124
+fi
+exit "$rc"

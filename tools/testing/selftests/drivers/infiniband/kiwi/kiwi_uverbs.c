@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_uverbs: a small user-space verbs probe for the kiwi selftests.
+ *
+ *   kiwi_uverbs query DEV            print device and port attributes
+ *   kiwi_uverbs pd DEV COUNT         allocate COUNT PDs, free them
+ *   kiwi_uverbs events DEV SECS EV.. print async events until EV.. were seen
+ *   kiwi_uverbs hold DEV SECS        open DEV with a PD and wait for
+ *                                    IBV_EVENT_DEVICE_FATAL
+ *   kiwi_uverbs getctx DEV ABI RSVD DRVLEN
+ *                                    raw GET_CONTEXT with a kiwi request of
+ *                                    DRVLEN bytes; prints OK or the errno name
+ *
+ * Exit status 0 on success; failures print why on stderr.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/kiwi-abi.h>
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		perror("ibv_get_device_list");
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			break;
+	if (i == n)
+		fprintf(stderr, "%s: no such verbs device\n", name);
+	else if (!(ctx = ibv_open_device(list[i])))
+		fprintf(stderr, "%s: ibv_open_device: %s\n", name, strerror(errno));
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static int cmd_query(const char *name)
+{
+	struct ibv_context *ctx = open_dev(name);
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	int i;
+
+	if (!ctx)
+		return 1;
+	if (ibv_query_device(ctx, &da) || ibv_query_port(ctx, 1, &pa) ||
+	    ibv_query_gid(ctx, 1, 0, &gid)) {
+		perror("query");
+		return 1;
+	}
+	printf("transport=%s\n", ctx->device->transport_type ==
+	       IBV_TRANSPORT_IWARP ? "iWARP" : "other");
+	printf("node_type=%s\n", ibv_node_type_str(ctx->device->node_type));
+	printf("fw_ver=%s\n", da.fw_ver);
+	printf("phys_port_cnt=%d\n", da.phys_port_cnt);
+	printf("max_pd=%d\nmax_qp=%d\nmax_cq=%d\nmax_mr=%d\n", da.max_pd,
+	       da.max_qp, da.max_cq, da.max_mr);
+	printf("port_state=%s\n", ibv_port_state_str(pa.state));
+	printf("active_mtu=%d\n", 128 << pa.active_mtu);
+	printf("link_layer=%s\n", pa.link_layer == IBV_LINK_LAYER_ETHERNET ?
+	       "Ethernet" : "other");
+	printf("gid=");
+	for (i = 0; i < 16; i++)
+		printf("%02x", gid.raw[i]);
+	printf("\n");
+	return ibv_close_device(ctx) ? 1 : 0;
+}
+
+static int cmd_pd(const char *name, int count)
+{
+	struct ibv_context *ctx = open_dev(name);
+	struct ibv_pd **pds;
+	int i, ret = 0;
+
+	if (!ctx)
+		return 1;
+	pds = calloc(count, sizeof(*pds));
+	for (i = 0; i < count; i++) {
+		pds[i] = ibv_alloc_pd(ctx);
+		if (!pds[i]) {
+			fprintf(stderr, "ibv_alloc_pd #%d: %s\n", i, strerror(errno));
+			ret = 1;
+			break;
+		}
+	}
+	while (--i >= 0) {
+		if (ibv_dealloc_pd(pds[i])) {
+			fprintf(stderr, "ibv_dealloc_pd #%d failed\n", i);
+			ret = 1;
+		}
+	}
+	free(pds);
+	if (ibv_close_device(ctx))
+		ret = 1;
+	return ret;
+}
+
+/* Wait up to @secs for the next async event; returns its type or -1. */
+static int next_event(struct ibv_context *ctx, int secs)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int type;
+
+	if (poll(&pfd, 1, secs * 1000) <= 0)
+		return -1;
+	if (ibv_get_async_event(ctx, &ev))
+		return -1;
+	type = ev.event_type;
+	printf("event %s port %d\n", ibv_event_type_str(ev.event_type),
+	       ev.element.port_num);
+	fflush(stdout);
+	ibv_ack_async_event(&ev);
+	return type;
+}
+
+static int event_by_name(const char *s)
+{
+	if (!strcmp(s, "PORT_ACTIVE"))
+		return IBV_EVENT_PORT_ACTIVE;
+	if (!strcmp(s, "PORT_ERR"))
+		return IBV_EVENT_PORT_ERR;
+	if (!strcmp(s, "GID_CHANGE"))
+		return IBV_EVENT_GID_CHANGE;
+	if (!strcmp(s, "DEVICE_FATAL"))
+		return IBV_EVENT_DEVICE_FATAL;
+	fprintf(stderr, "unknown event name %s\n", s);
+	exit(2);
+}
+
+static int cmd_events(const char *name, int secs, int n, char **want)
+{
+	struct ibv_context *ctx = open_dev(name);
+	int flags, i, type;
+
+	if (!ctx)
+		return 1;
+	flags = fcntl(ctx->async_fd, F_GETFL);
+	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	printf("ready\n");
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		type = next_event(ctx, secs);
+		if (type < 0) {
+			fprintf(stderr, "timed out waiting for %s\n", want[i]);
+			return 1;
+		}
+		if (type != event_by_name(want[i])) {
+			fprintf(stderr, "expected %s\n", want[i]);
+			return 1;
+		}
+	}
+	return ibv_close_device(ctx) ? 1 : 0;
+}
+
+static int cmd_hold(const char *name, int secs)
+{
+	struct ibv_context *ctx = open_dev(name);
+	struct ibv_pd *pd;
+	int flags, type;
+
+	if (!ctx)
+		return 1;
+	pd = ibv_alloc_pd(ctx);
+	if (!pd) {
+		perror("ibv_alloc_pd");
+		return 1;
+	}
+	flags = fcntl(ctx->async_fd, F_GETFL);
+	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	printf("ready\n");
+	fflush(stdout);
+	do {
+		type = next_event(ctx, secs);
+	} while (type >= 0 && type != IBV_EVENT_DEVICE_FATAL);
+	if (type != IBV_EVENT_DEVICE_FATAL) {
+		fprintf(stderr, "no DEVICE_FATAL within %ds\n", secs);
+		return 1;
+	}
+	/* The device is gone: releasing what we hold must still work. */
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return 0;
+}
+
+static int uverbs_path(const char *name, char *path, size_t len)
+{
+	char file[256], ibdev[64];
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		snprintf(file, sizeof(file),
+			 "/sys/class/infiniband_verbs/uverbs%d/ibdev", i);
+		f = fopen(file, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%63s", ibdev) == 1 && !strcmp(ibdev, name)) {
+			fclose(f);
+			snprintf(path, len, "/dev/infiniband/uverbs%d", i);
+			return 0;
+		}
+		fclose(f);
+	}
+	return -1;
+}
+
+static int cmd_getctx(const char *name, unsigned int abi, unsigned int rsvd,
+		      unsigned int drvlen)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context core;
+		struct kiwi_alloc_ucontext_req req;
+	} cmd;
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct kiwi_alloc_ucontext_resp drv;
+	} resp;
+	size_t len = sizeof(cmd.hdr) + sizeof(cmd.core) + drvlen;
+	char path[64];
+	int fd;
+
+	if (drvlen > sizeof(cmd.req) || uverbs_path(name, path, sizeof(path))) {
+		fprintf(stderr, "bad arguments or no uverbs device for %s\n", name);
+		return 2;
+	}
+	fd = open(path, O_RDWR);
+	if (fd < 0) {
+		perror(path);
+		return 2;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	cmd.hdr.command = IB_USER_VERBS_CMD_GET_CONTEXT;
+	cmd.hdr.in_words = len / 4;
+	cmd.hdr.out_words = sizeof(resp) / 4;
+	cmd.core.response = (uintptr_t)&resp;
+	cmd.req.abi_version = abi;
+	cmd.req.reserved = rsvd;
+	if (write(fd, &cmd, len) != (ssize_t)len) {
+		printf("%s\n", errno == EPROTONOSUPPORT ? "EPROTONOSUPPORT" :
+		       errno == EINVAL ? "EINVAL" : strerror(errno));
+		close(fd);
+		return 0;
+	}
+	printf("OK abi_version=%u\n", resp.drv.abi_version);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "query"))
+		return cmd_query(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "pd"))
+		return cmd_pd(argv[2], atoi(argv[3]));
+	if (argc >= 5 && !strcmp(argv[1], "events"))
+		return cmd_events(argv[2], atoi(argv[3]), argc - 4, argv + 4);
+	if (argc == 4 && !strcmp(argv[1], "hold"))
+		return cmd_hold(argv[2], atoi(argv[3]));
+	if (argc == 6 && !strcmp(argv[1], "getctx"))
+		return cmd_getctx(argv[2], strtoul(argv[3], NULL, 0),
+				  strtoul(argv[4], NULL, 0),
+				  strtoul(argv[5], NULL, 0));
+	fprintf(stderr, "usage: see the top of kiwi_uverbs.c\n");
+	return 2;
+}

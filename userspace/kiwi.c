@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libkiwi: the rdma-core provider for kiwi software iWARP devices.
+ *
+ * libibverbs binds a device to this provider by the driver id the kernel
+ * reports (KIWI_DRIVER_ID), and only when the device's uverbs ABI version is
+ * the one this provider was built for; the kernel checks that version once
+ * more when a context is opened.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/kiwi-abi.h>
+
+#include "verbs_pabi.h"
+
+/* Tests build a provider that claims another version to prove refusal. */
+#ifndef KIWI_PROVIDER_ABI
+#define KIWI_PROVIDER_ABI KIWI_ABI_VERSION
+#endif
+
+struct kiwi_device {
+	struct verbs_device vdev;
+};
+
+struct kiwi_context {
+	struct verbs_context vctx;
+};
+
+struct kiwi_get_context_cmd {
+	struct ibv_get_context ibv_cmd;
+	struct kiwi_alloc_ucontext_req req;
+};
+
+struct kiwi_get_context_resp {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct kiwi_alloc_ucontext_resp resp;
+};
+
+static int kiwi_query_device_ex(struct ibv_context *ctx,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr,
+				size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	/* The kernel encodes its version as major << 32 | minor << 16 | patch. */
+	fw = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw >> 32),
+		 (unsigned int)((fw >> 16) & 0xffff),
+		 (unsigned int)(fw & 0xffff));
+	return 0;
+}
+
+static int kiwi_query_port(struct ibv_context *ctx, uint8_t port,
+			   struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_port(ctx, port, attr, &cmd, sizeof(cmd));
+}
+
+static struct ibv_pd *kiwi_alloc_pd(struct ibv_context *ctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_alloc_pd cmd;
+	struct ibv_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	ret = ibv_cmd_alloc_pd(ctx, pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	return pd;
+}
+
+static int kiwi_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret = ibv_cmd_dealloc_pd(pd);
+
+	if (!ret)
+		free(pd);
+	return ret;
+}
+
+static void kiwi_free_context(struct ibv_context *ibctx)
+{
+	struct kiwi_context *ctx =
+		container_of(ibctx, struct kiwi_context, vctx.context);
+
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops kiwi_context_ops = {
+	.alloc_pd = kiwi_alloc_pd,
+	.dealloc_pd = kiwi_dealloc_pd,
+	.free_context = kiwi_free_context,
+	.query_device_ex = kiwi_query_device_ex,
+	.query_port = kiwi_query_port,
+};
+
+static struct verbs_context *kiwi_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd, void *private_data)
+{
+	struct kiwi_get_context_cmd cmd;
+	struct kiwi_get_context_resp resp;
+	struct kiwi_context *ctx;
+	int ret;
+
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+					    &((struct kiwi_context *)NULL)->vctx,
+					    KIWI_DRIVER_ID);
+	if (!ctx)
+		return NULL;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	cmd.req.abi_version = KIWI_PROVIDER_ABI;
+	ret = ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		if (ret == EPROTONOSUPPORT)
+			fprintf(stderr,
+				"libkiwi: %s: the kiwi module refused ABI version %u\n",
+				ibdev->name, KIWI_PROVIDER_ABI);
+		goto err;
+	}
+	if (resp.resp.abi_version != KIWI_PROVIDER_ABI) {
+		fprintf(stderr,
+			"libkiwi: %s: kernel speaks ABI version %u, libkiwi %u\n",
+			ibdev->name, resp.resp.abi_version, KIWI_PROVIDER_ABI);
+		ret = EPROTONOSUPPORT;
+		goto err;
+	}
+
+	verbs_set_ops(&ctx->vctx, &kiwi_context_ops);
+	return &ctx->vctx;
+
+err:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+static struct verbs_device *kiwi_alloc_device(struct verbs_sysfs_dev *sysfs)
+{
+	struct kiwi_device *dev = calloc(1, sizeof(*dev));
+
+	return dev ? &dev->vdev : NULL;
+}
+
+static void kiwi_uninit_device(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct kiwi_device, vdev));
+}
+
+static const struct verbs_match_ent kiwi_match_table[] = {
+	{ .u.driver_id = KIWI_DRIVER_ID, .kind = VERBS_MATCH_DRIVER_ID },
+	{ .kind = VERBS_MATCH_SENTINEL },
+};
+
+static const struct verbs_device_ops kiwi_device_ops = {
+	.name = "kiwi",
+	.match_min_abi_version = KIWI_PROVIDER_ABI,
+	.match_max_abi_version = KIWI_PROVIDER_ABI,
+	.match_table = kiwi_match_table,
+	.alloc_device = kiwi_alloc_device,
+	.uninit_device = kiwi_uninit_device,
+	.alloc_context = kiwi_alloc_context,
+};
+
+static void __attribute__((constructor)) kiwi_register_provider(void)
+{
+	verbs_register_driver_34(&kiwi_device_ops);
+}

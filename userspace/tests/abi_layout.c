@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit test (no VM): the layouts both sides of kiwi's ABIs rely on.
+ *
+ * - include/uapi/rdma/kiwi-abi.h must be self-contained in user space and
+ *   keep its structures' sizes and offsets (the kernel was built with them).
+ * - KIWI_DRIVER_ID must not collide with any driver id the kernel headers
+ *   on this machine define.
+ * - userspace/verbs_pabi.h must match the layout of libibverbs' private ABI
+ *   34 as rdma-core 44 and 56 define it (offsets taken from there).
+ *
+ * Prints TAP.
+ */
+#include <rdma/kiwi-abi.h>	/* first: proves it is self-contained */
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+
+#include "../verbs_pabi.h"
+
+static int n, failed;
+
+static void expect(int cond, const char *what)
+{
+	n++;
+	if (!cond)
+		failed++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
+}
+
+#define EXPECT_EQ(a, b) do {						\
+	char _d[160];							\
+	snprintf(_d, sizeof(_d), "%s == %s (got %zu)", #a, #b,		\
+		 (size_t)(a));						\
+	expect((size_t)(a) == (size_t)(b), _d);				\
+} while (0)
+
+int main(void)
+{
+	printf("TAP version 13\n");
+
+	EXPECT_EQ(sizeof(struct kiwi_alloc_ucontext_req), 8);
+	EXPECT_EQ(offsetof(struct kiwi_alloc_ucontext_req, abi_version), 0);
+	EXPECT_EQ(offsetof(struct kiwi_alloc_ucontext_req, reserved), 4);
+	EXPECT_EQ(sizeof(struct kiwi_alloc_ucontext_resp), 8);
+	EXPECT_EQ(KIWI_ABI_VERSION, 1);
+	expect(KIWI_DRIVER_ID > RDMA_DRIVER_ERDMA + 1000,
+	       "KIWI_DRIVER_ID lies far above the kernel's driver ids");
+
+	/* struct verbs_context_ops: 76 pointers in alphabetical order. */
+	EXPECT_EQ(sizeof(struct verbs_context_ops), 76 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, alloc_pd), 5 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, dealloc_pd), 26 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, free_context), 39 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, query_device_ex), 58 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, query_port), 60 * sizeof(void *));
+
+	/* struct verbs_device_ops and struct verbs_device (x86-64 LP64). */
+	EXPECT_EQ(offsetof(struct verbs_device_ops, match_table), 16);
+	EXPECT_EQ(offsetof(struct verbs_device_ops, alloc_context), 40);
+	EXPECT_EQ(offsetof(struct verbs_device_ops, alloc_device), 56);
+	EXPECT_EQ(sizeof(struct verbs_device_ops), 72);
+	EXPECT_EQ(offsetof(struct verbs_device, ops), sizeof(struct ibv_device));
+	EXPECT_EQ(sizeof(struct verbs_device), sizeof(struct ibv_device) + 48);
+	EXPECT_EQ(sizeof(struct verbs_match_ent), 24);
+	EXPECT_EQ(offsetof(struct verbs_match_ent, kind), 20);
+
+	/* Command buffers: uverbs header then the core payload. */
+	EXPECT_EQ(sizeof(struct ibv_get_context), 16);
+	EXPECT_EQ(sizeof(struct ibv_alloc_pd), 16);
+	EXPECT_EQ(sizeof(struct ibv_query_port), 24);
+
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}

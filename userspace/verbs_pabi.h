@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The private provider ABI of libibverbs, version 34 (IBVERBS_PRIVATE_34),
+ * declared here because rdma-core does not install its provider header.
+ * Only what libkiwi uses is declared, except that every structure libibverbs
+ * itself reads or allocates is declared whole, with the layout of that ABI
+ * (the same in rdma-core 44 and 56). The build refuses a libibverbs that does
+ * not export IBVERBS_PRIVATE_34.
+ */
+#ifndef KIWI_VERBS_PABI_H
+#define KIWI_VERBS_PABI_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct verbs_sysfs_dev;		/* opaque to providers that match by id */
+
+enum {
+	VERBS_MATCH_SENTINEL = 0,
+	VERBS_MATCH_DRIVER_ID = 3,
+};
+
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;
+};
+
+struct verbs_device_ops {
+	const char *name;
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+struct pabi_list_node {
+	struct pabi_list_node *next, *prev;
+};
+
+struct verbs_device {
+	struct ibv_device device;	/* must be first */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct pabi_list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+/*
+ * The table of context operations, in the ABI's (alphabetical) order.
+ * libibverbs copies every non-NULL entry, so the layout must be exact;
+ * entries libkiwi leaves NULL are typed as plain pointers.
+ */
+typedef void *pabi_op;
+
+struct verbs_context_ops {
+	pabi_op advise_mr;
+	pabi_op alloc_dm;
+	pabi_op alloc_mw;
+	pabi_op alloc_null_mr;
+	pabi_op alloc_parent_domain;
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	pabi_op alloc_td;
+	pabi_op async_event;
+	pabi_op attach_counters_point_flow;
+	pabi_op attach_mcast;
+	pabi_op bind_mw;
+	pabi_op close_xrcd;
+	pabi_op cq_event;
+	pabi_op create_ah;
+	pabi_op create_counters;
+	pabi_op create_cq;
+	pabi_op create_cq_ex;
+	pabi_op create_flow;
+	pabi_op create_flow_action_esp;
+	pabi_op create_qp;
+	pabi_op create_qp_ex;
+	pabi_op create_rwq_ind_table;
+	pabi_op create_srq;
+	pabi_op create_srq_ex;
+	pabi_op create_wq;
+	pabi_op dealloc_mw;
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	pabi_op dealloc_td;
+	pabi_op dereg_mr;
+	pabi_op destroy_ah;
+	pabi_op destroy_counters;
+	pabi_op destroy_cq;
+	pabi_op destroy_flow;
+	pabi_op destroy_flow_action;
+	pabi_op destroy_qp;
+	pabi_op destroy_rwq_ind_table;
+	pabi_op destroy_srq;
+	pabi_op destroy_wq;
+	pabi_op detach_mcast;
+	void (*free_context)(struct ibv_context *context);
+	pabi_op free_dm;
+	pabi_op get_srq_num;
+	pabi_op import_dm;
+	pabi_op import_mr;
+	pabi_op import_pd;
+	pabi_op modify_cq;
+	pabi_op modify_flow_action_esp;
+	pabi_op modify_qp;
+	pabi_op modify_qp_rate_limit;
+	pabi_op modify_srq;
+	pabi_op modify_wq;
+	pabi_op open_qp;
+	pabi_op open_xrcd;
+	pabi_op poll_cq;
+	pabi_op post_recv;
+	pabi_op post_send;
+	pabi_op post_srq_ops;
+	pabi_op post_srq_recv;
+	int (*query_device_ex)(struct ibv_context *context,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	pabi_op query_ece;
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	pabi_op query_qp;
+	pabi_op query_qp_data_in_order;
+	pabi_op query_rt_values;
+	pabi_op query_srq;
+	pabi_op read_counters;
+	pabi_op reg_dm_mr;
+	pabi_op reg_dmabuf_mr;
+	pabi_op reg_mr;
+	pabi_op req_notify_cq;
+	pabi_op rereg_mr;
+	pabi_op resize_cq;
+	pabi_op set_ece;
+	pabi_op unimport_dm;
+	pabi_op unimport_mr;
+	pabi_op unimport_pd;
+};
+
+/* Command buffers: the uverbs write header, then the core payload. */
+struct ibv_get_context {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_get_context core_payload;
+};
+
+struct ibv_alloc_pd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_pd core_payload;
+};
+
+struct ibv_query_port {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_port core_payload;
+};
+
+/* Functions libibverbs exports under IBVERBS_PRIVATE_34. */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct ibv_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+#endif /* KIWI_VERBS_PABI_H */
