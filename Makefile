@@ -16,12 +16,16 @@ KDIR ?= $(shell \
 	else \
 		ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n1; \
 	fi)
-KVER ?= $(shell [ -n "$(KDIR)" ] && $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+# Debian's header packages answer "make kernelrelease" with the upstream
+# version (6.1.x); modules install under the release the kernel reports
+# (6.1.0-N-amd64), which is UTS_RELEASE.
+KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
 MODDIR := /lib/modules/$(KVER)/updates
 
-.PHONY: all module provider install uninstall clean check checkpatch sparse
+.PHONY: all module provider install uninstall clean check checkpatch sparse print-kver
 
 all: module provider
 
@@ -51,6 +55,9 @@ uninstall:
 
 check:
 	$(MAKE) -C userspace check
+
+print-kver:
+	@echo $(KVER)
 
 # Style and static checks; need the kernel's checkpatch.pl (CHECKPATCH=).
 CHECKPATCH ?= scripts/checkpatch-run.sh

@@ -23,7 +23,9 @@ ip -n hostA link set ethA up
 ip -n hostB link set ethB up
 show ip netns exec hostA rdma link add kiwi0 type kiwi netdev ethA
 show ip netns exec hostB rdma link add kiwi1 type kiwi netdev ethB
-show rdma link show
+show ip netns exec hostA rdma link show
+show ip netns exec hostB rdma link show
+show ip netns exec hostA ping -c 2 -W 5 192.0.2.2
 show ibv_devices
 show ibv_devinfo -d kiwi0
 show ibv_devinfo -d kiwi1

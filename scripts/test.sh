@@ -58,6 +58,9 @@ point "checkpatch --strict is clean" scripts/checkpatch-run.sh
 
 echo "== host unit tests"
 make -s -C userspace check 2>&1 | tee -a "$log"
+for t in tools/testing/host/*.sh; do
+	"$t" 2>&1 | tee -a "$log"
+done
 
 echo "== VM tests"
 if scripts/stage.sh >"$out/stage.log" 2>&1; then
