@@ -58,6 +58,10 @@ point "checkpatch --strict is clean" scripts/checkpatch-run.sh
 
 echo "== host unit tests"
 make -s -C userspace check 2>&1 | tee -a "$log"
+{ make -s -C tools/testing/wire ||
+	echo "not ok - wire-format unit tests build and pass"; } 2>&1 | tee -a "$log"
+{ make -s -C tools/fuzz run ||
+	echo "not ok - wire-format fuzzers build and run without a crash"; } 2>&1 | tee -a "$log"
 for t in tools/testing/host/*.sh; do
 	"$t" 2>&1 | tee -a "$log"
 done
