@@ -4,7 +4,8 @@
 #
 #   make                 module (against KDIR) and provider
 #   make install         (root) install both; make uninstall undoes it
-#   make check           host unit tests (no VM); scripts/test.sh runs all
+#   make check           host unit tests (no VM); scripts/test.sh runs all,
+#                        with the fuzzers and the VM tests
 #
 # KDIR defaults to the running kernel's build tree when present, else the
 # newest installed Debian 12 linux-headers-*-amd64.
@@ -55,6 +56,7 @@ uninstall:
 
 check:
 	$(MAKE) -C userspace check
+	$(MAKE) -C tools/testing/wire
 
 print-kver:
 	@echo $(KVER)

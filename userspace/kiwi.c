@@ -12,9 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdma/kiwi-abi.h>
-
-#include "verbs_pabi.h"
+#include "libkiwi.h"
 
 /* Tests build a provider that claims another version to prove refusal. */
 #ifndef KIWI_PROVIDER_ABI
@@ -112,10 +110,20 @@ static void kiwi_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops kiwi_context_ops = {
 	.alloc_pd = kiwi_alloc_pd,
+	.create_cq = kiwi_create_cq,
+	.create_qp = kiwi_create_qp,
 	.dealloc_pd = kiwi_dealloc_pd,
+	.destroy_cq = kiwi_destroy_cq,
+	.destroy_qp = kiwi_destroy_qp,
 	.free_context = kiwi_free_context,
+	.modify_qp = kiwi_modify_qp,
+	.poll_cq = kiwi_poll_cq,
+	.post_recv = kiwi_post_recv,
+	.post_send = kiwi_post_send,
 	.query_device_ex = kiwi_query_device_ex,
 	.query_port = kiwi_query_port,
+	.query_qp = kiwi_query_qp,
+	.req_notify_cq = kiwi_req_notify_cq,
 };
 
 static struct verbs_context *kiwi_alloc_context(struct ibv_device *ibdev,

@@ -89,11 +89,14 @@ struct verbs_context_ops {
 	pabi_op cq_event;
 	pabi_op create_ah;
 	pabi_op create_counters;
-	pabi_op create_cq;
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
 	pabi_op create_cq_ex;
 	pabi_op create_flow;
 	pabi_op create_flow_action_esp;
-	pabi_op create_qp;
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr);
 	pabi_op create_qp_ex;
 	pabi_op create_rwq_ind_table;
 	pabi_op create_srq;
@@ -105,10 +108,10 @@ struct verbs_context_ops {
 	pabi_op dereg_mr;
 	pabi_op destroy_ah;
 	pabi_op destroy_counters;
-	pabi_op destroy_cq;
+	int (*destroy_cq)(struct ibv_cq *cq);
 	pabi_op destroy_flow;
 	pabi_op destroy_flow_action;
-	pabi_op destroy_qp;
+	int (*destroy_qp)(struct ibv_qp *qp);
 	pabi_op destroy_rwq_ind_table;
 	pabi_op destroy_srq;
 	pabi_op destroy_wq;
@@ -121,15 +124,18 @@ struct verbs_context_ops {
 	pabi_op import_pd;
 	pabi_op modify_cq;
 	pabi_op modify_flow_action_esp;
-	pabi_op modify_qp;
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask);
 	pabi_op modify_qp_rate_limit;
 	pabi_op modify_srq;
 	pabi_op modify_wq;
 	pabi_op open_qp;
 	pabi_op open_xrcd;
-	pabi_op poll_cq;
-	pabi_op post_recv;
-	pabi_op post_send;
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
 	pabi_op post_srq_ops;
 	pabi_op post_srq_recv;
 	int (*query_device_ex)(struct ibv_context *context,
@@ -139,7 +145,8 @@ struct verbs_context_ops {
 	pabi_op query_ece;
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
-	pabi_op query_qp;
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	pabi_op query_qp_data_in_order;
 	pabi_op query_rt_values;
 	pabi_op query_srq;
@@ -147,7 +154,7 @@ struct verbs_context_ops {
 	pabi_op reg_dm_mr;
 	pabi_op reg_dmabuf_mr;
 	pabi_op reg_mr;
-	pabi_op req_notify_cq;
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	pabi_op rereg_mr;
 	pabi_op resize_cq;
 	pabi_op set_ece;
@@ -170,6 +177,26 @@ struct ibv_alloc_pd {
 struct ibv_query_port {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_query_port core_payload;
+};
+
+struct ibv_create_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq core_payload;
+};
+
+struct ibv_create_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_qp core_payload;
+};
+
+struct ibv_modify_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_qp core_payload;
+};
+
+struct ibv_query_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_qp core_payload;
 };
 
 /* Functions libibverbs exports under IBVERBS_PRIVATE_34. */
@@ -197,5 +224,26 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct ibv_alloc_pd *cmd, size_t cmd_size,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #endif /* KIWI_VERBS_PABI_H */

@@ -45,6 +45,19 @@ int main(void)
 	EXPECT_EQ(offsetof(struct kiwi_alloc_ucontext_req, abi_version), 0);
 	EXPECT_EQ(offsetof(struct kiwi_alloc_ucontext_req, reserved), 4);
 	EXPECT_EQ(sizeof(struct kiwi_alloc_ucontext_resp), 8);
+	EXPECT_EQ(sizeof(struct kiwi_sge), 16);
+	EXPECT_EQ(sizeof(struct kiwi_sqe), 128);
+	EXPECT_EQ(offsetof(struct kiwi_sqe, sge), 32);
+	EXPECT_EQ(sizeof(struct kiwi_rqe), 128);
+	EXPECT_EQ(offsetof(struct kiwi_rqe, sge), 16);
+	EXPECT_EQ(sizeof(struct kiwi_cqe), 32);
+	EXPECT_EQ(offsetof(struct kiwi_cqe, bytes), 12);
+	EXPECT_EQ(sizeof(struct kiwi_cq_ctrl), 8);
+	EXPECT_EQ(sizeof(struct kiwi_sq_ctrl), 8);
+	EXPECT_EQ(sizeof(struct kiwi_create_cq_req), 16);
+	EXPECT_EQ(sizeof(struct kiwi_create_qp_req), 24);
+	EXPECT_EQ(sizeof(struct kiwi_create_qp_resp), 16);
+	EXPECT_EQ(KIWI_MAX_INLINE, 96);
 	EXPECT_EQ(KIWI_ABI_VERSION, 1);
 	expect(KIWI_DRIVER_ID > RDMA_DRIVER_ERDMA + 1000,
 	       "KIWI_DRIVER_ID lies far above the kernel's driver ids");
@@ -56,6 +69,16 @@ int main(void)
 	EXPECT_EQ(offsetof(struct verbs_context_ops, free_context), 39 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, query_device_ex), 58 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, query_port), 60 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, create_cq), 15 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, create_qp), 19 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, destroy_cq), 31 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, destroy_qp), 34 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, modify_qp), 47 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, poll_cq), 53 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, post_recv), 54 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, post_send), 55 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, query_qp), 61 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, req_notify_cq), 69 * sizeof(void *));
 
 	/* struct verbs_device_ops and struct verbs_device (x86-64 LP64). */
 	EXPECT_EQ(offsetof(struct verbs_device_ops, match_table), 16);
@@ -71,6 +94,9 @@ int main(void)
 	EXPECT_EQ(sizeof(struct ibv_get_context), 16);
 	EXPECT_EQ(sizeof(struct ibv_alloc_pd), 16);
 	EXPECT_EQ(sizeof(struct ibv_query_port), 24);
+	EXPECT_EQ(sizeof(struct ibv_create_cq), 8 + sizeof(struct ib_uverbs_create_cq));
+	EXPECT_EQ(sizeof(struct ibv_create_qp), 8 + sizeof(struct ib_uverbs_create_qp));
+	EXPECT_EQ(sizeof(struct ibv_modify_qp), 8 + sizeof(struct ib_uverbs_modify_qp));
 
 	printf("1..%d\n", n);
 	return failed ? 1 : 0;

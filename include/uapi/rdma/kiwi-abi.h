@@ -39,4 +39,146 @@ struct kiwi_alloc_ucontext_resp {
 	__u32 reserved;
 };
 
+/*
+ * Queues shared with user space.
+ *
+ * libkiwi allocates every ring (page-aligned, zeroed) in its own memory and
+ * passes its address at creation; the kernel pins it and maps it into the
+ * kernel. A ring is an array of a power-of-two number of entries followed
+ * by a control block. Entries carry a VALID flag that hands them from
+ * producer to consumer: the producer writes an entry whose VALID flag is
+ * clear and sets VALID last (release); the consumer reads an entry whose
+ * VALID flag is set (acquire) and clears VALID last. The kernel reads user
+ * entries once and validates every field; user space can corrupt only its
+ * own queues.
+ */
+#define KIWI_MAX_SGE		6
+#define KIWI_MAX_INLINE		(KIWI_MAX_SGE * 16)	/* bytes in sge[] */
+
+struct kiwi_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+enum kiwi_wqe_flags {
+	KIWI_WQE_VALID		= 1 << 0,
+	KIWI_WQE_SIGNALED	= 1 << 1,	/* completes even if the QP
+						 * signals only on request
+						 */
+	KIWI_WQE_SOLICITED	= 1 << 2,	/* Send with Solicited Event */
+	KIWI_WQE_READ_FENCE	= 1 << 3,	/* wait for prior RDMA Reads */
+	KIWI_WQE_LOCAL_FENCE	= 1 << 4,	/* wait for prior WRs */
+	KIWI_WQE_INLINE		= 1 << 5,	/* data in sge[], inline_len */
+};
+
+enum kiwi_wr_opcode {
+	KIWI_WR_RDMA_WRITE	= 0,
+	KIWI_WR_RDMA_READ	= 1,
+	KIWI_WR_SEND		= 2,
+	KIWI_WR_SEND_INV	= 3,	/* rkey: STag to invalidate remotely */
+	KIWI_WR_LOCAL_INV	= 4,	/* rkey: STag to invalidate locally */
+	KIWI_WR_REG_MR		= 5,	/* kernel consumers only */
+};
+
+/*
+ * Send queue entry (128 bytes). RDMA Write/Read: raddr and rkey name the
+ * remote buffer. Inline: the data itself fills sge[] (at most
+ * KIWI_MAX_INLINE bytes) and inline_len gives its length.
+ */
+struct kiwi_sqe {
+	__aligned_u64 id;
+	__u16 flags;
+	__u8 num_sge;
+	__u8 opcode;		/* enum kiwi_wr_opcode */
+	__u32 rkey;
+	__aligned_u64 raddr;
+	__u32 inline_len;
+	__u32 reserved;
+	struct kiwi_sge sge[KIWI_MAX_SGE];
+};
+
+/* Receive queue entry (128 bytes). */
+struct kiwi_rqe {
+	__aligned_u64 id;
+	__u16 flags;
+	__u8 num_sge;
+	__u8 reserved;
+	__u32 reserved2;
+	struct kiwi_sge sge[KIWI_MAX_SGE];
+	__aligned_u64 reserved3[2];
+};
+
+enum kiwi_cqe_flags {
+	KIWI_CQE_VALID		= 1 << 0,
+	KIWI_CQE_SOLICITED	= 1 << 1,
+	KIWI_CQE_INVALIDATED	= 1 << 2,	/* inval_stag is valid */
+};
+
+/* Completion queue entry (32 bytes). */
+struct kiwi_cqe {
+	__aligned_u64 id;
+	__u8 flags;
+	__u8 opcode;		/* enum ibv_wc_opcode (= kernel ib_wc_opcode) */
+	__u8 status;		/* enum ibv_wc_status (= kernel ib_wc_status) */
+	__u8 reserved;
+	__u32 bytes;
+	__u32 qp_num;
+	__u32 inval_stag;
+	__aligned_u64 reserved2;
+};
+
+enum kiwi_cq_notify {
+	KIWI_NOTIFY_NONE	= 0,
+	KIWI_NOTIFY_SOLICITED	= 1,
+	KIWI_NOTIFY_NEXT	= 2,	/* any completion */
+};
+
+/* Follows the CQE array: user space arms, the kernel disarms on event. */
+struct kiwi_cq_ctrl {
+	__u32 notify;		/* enum kiwi_cq_notify */
+	__u32 reserved;
+};
+
+/*
+ * Follows the SQE array; written by the kernel, read by libkiwi: the QP's
+ * state (enum ibv_qp_state, = kernel ib_qp_state) as of its last change,
+ * so that posting can be refused synchronously where verbs say so.
+ */
+struct kiwi_sq_ctrl {
+	__u32 state;
+	__u32 reserved;
+};
+
+/* Bytes of a ring of @n entries of @esize bytes, control block included. */
+#define KIWI_RING_BYTES(n, esize, ctrl) \
+	((__u64)(n) * (esize) + sizeof(ctrl))
+
+/* libkiwi -> kernel, with IB_USER_VERBS_CMD_CREATE_CQ. */
+struct kiwi_create_cq_req {
+	__aligned_u64 ring_va;	/* page-aligned CQE array + kiwi_cq_ctrl */
+	__u32 num_cqe;		/* power of two, >= the cqe asked for */
+	__u32 reserved;
+};
+
+struct kiwi_create_cq_resp {
+	__u32 cq_id;
+	__u32 num_cqe;
+};
+
+/* libkiwi -> kernel, with IB_USER_VERBS_CMD_CREATE_QP. */
+struct kiwi_create_qp_req {
+	__aligned_u64 sq_va;	/* SQE array + kiwi_sq_ctrl */
+	__aligned_u64 rq_va;	/* RQE array; 0 with an SRQ */
+	__u32 num_sqe;		/* powers of two */
+	__u32 num_rqe;
+};
+
+struct kiwi_create_qp_resp {
+	__u32 qp_id;
+	__u32 num_sqe;
+	__u32 num_rqe;
+	__u32 reserved;
+};
+
 #endif /* KIWI_ABI_USER_H */

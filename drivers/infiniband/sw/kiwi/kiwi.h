@@ -20,6 +20,12 @@
  * created; a limit of zero means the object type does not exist yet.
  */
 #define KIWI_MAX_PD		65536
+#define KIWI_MAX_CQ		16384
+#define KIWI_MAX_CQE		65536		/* power of two */
+#define KIWI_MAX_QP		16384
+#define KIWI_MAX_QP_WR		16384		/* power of two */
+#define KIWI_MAX_ORD		128		/* RDMA Reads in flight, each way */
+#define KIWI_MAX_IRD		128
 
 /* Module parameters (kiwi_main.c), validated when the module loads. */
 extern bool kiwi_crc_required;
@@ -40,6 +46,18 @@ struct kiwi_device {
 	netdevice_tracker netdev_tracker;
 	bool port_active;
 	atomic_t num_pd;
+	atomic_t num_cq;
+	struct xarray qp_xa;
+};
+
+/**
+ * struct kiwi_umap - a ring in pinned user memory, mapped into the kernel
+ * @umem: the pinned pages, NULL when the ring is kernel memory
+ * @addr: kernel address of the ring
+ */
+struct kiwi_umap {
+	struct ib_umem *umem;
+	void *addr;
 };
 
 struct kiwi_ucontext {
@@ -50,19 +68,134 @@ struct kiwi_pd {
 	struct ib_pd base_pd;
 };
 
-/* Placeholders so the RDMA core can size these objects; see kiwi_verbs.c. */
+/**
+ * struct kiwi_cq - a completion queue
+ * @base_cq: the core's CQ; must be first
+ * @lock: serialises producers, and kernel consumers, of @queue
+ * @queue: the CQE ring, in kernel memory or (user CQs) in @umap
+ * @ctrl: the notification word after the ring
+ * @num_cqe: ring size, a power of two
+ * @put: producer index, private to the kernel
+ * @get: consumer index of kernel pollers
+ * @overflow: a completion found the ring full; the CQ is broken
+ * @umap: the pinned ring of a user CQ
+ */
 struct kiwi_cq {
 	struct ib_cq base_cq;
+	spinlock_t lock;		/* see @lock above */
+	struct kiwi_cqe *queue;
+	struct kiwi_cq_ctrl *ctrl;
+	u32 num_cqe;
+	u32 put;
+	u32 get;
+	bool overflow;
+	struct kiwi_umap umap;
 };
 
+static inline struct kiwi_cq *to_kcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct kiwi_cq, base_cq);
+}
+
+/**
+ * struct kiwi_queue - a send or receive ring of a QP
+ * @ring: the entries (struct kiwi_sqe or struct kiwi_rqe)
+ * @num: number of entries, a power of two
+ * @head: next entry the kernel consumes
+ * @tail: next entry a kernel poster fills (user QPs: unused)
+ * @max_sge: scatter/gather entries a WR may carry
+ * @umap: the pinned ring of a user QP
+ */
+struct kiwi_queue {
+	void *ring;
+	u32 num;
+	u32 head;
+	u32 tail;
+	u32 max_sge;
+	struct kiwi_umap umap;
+};
+
+/**
+ * struct kiwi_qp - a reliably connected queue pair
+ * @base_qp: the core's QP; must be first
+ * @kdev: its device
+ * @refs: references of the connection manager and the engines; destroy
+ *	waits for them on @released
+ * @released: completed when @refs drops to zero
+ * @state_lock: serialises state changes (modify_qp, the CM, errors)
+ * @state: the verbs state, as query_qp reports it
+ * @sq_lock: protects @sq for kernel posters and the flush
+ * @rq_lock: likewise for @rq
+ * @sq: send queue
+ * @rq: receive queue
+ * @ctrl: the control word after the SQ ring (user QPs see it)
+ * @scq: completion queue of the send queue
+ * @rcq: completion queue of the receive queue
+ * @sig_all: every send WR completes, signalled or not
+ * @max_inline: bytes of inline data a send WR may carry
+ * @access: IB_ACCESS_REMOTE_* rights for the peer's operations
+ * @ord: outbound RDMA Read depth (max_rd_atomic)
+ * @ird: inbound RDMA Read depth (max_dest_rd_atomic)
+ */
 struct kiwi_qp {
 	struct ib_qp base_qp;
+	struct kiwi_device *kdev;
+	refcount_t refs;
+	struct completion released;
+	struct mutex state_lock;	/* see @state_lock above */
+	enum ib_qp_state state;
+	spinlock_t sq_lock;		/* see @sq_lock above */
+	spinlock_t rq_lock;		/* see @rq_lock above */
+	struct kiwi_queue sq;
+	struct kiwi_queue rq;
+	struct kiwi_sq_ctrl *ctrl;
+	struct kiwi_cq *scq;
+	struct kiwi_cq *rcq;
+	bool sig_all;
+	u32 max_inline;
+	int access;
+	u8 ord;
+	u8 ird;
 };
+
+static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct kiwi_qp, base_qp);
+}
 
 static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct kiwi_device, ibdev);
 }
+
+/* kiwi_umap.c */
+int kiwi_umap_get(struct ib_device *ibdev, u64 va, size_t len,
+		  struct kiwi_umap *map);
+void kiwi_umap_put(struct kiwi_umap *map);
+
+/* kiwi_cq.c */
+int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *cqe);
+
+/* kiwi_qp.c */
+int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata);
+int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+struct ib_qp *kiwi_qp_lookup_ib(struct kiwi_device *kdev, u32 qpn);
+void kiwi_qp_get(struct kiwi_qp *qp);
+void kiwi_qp_put(struct kiwi_qp *qp);
 
 /* kiwi_device.c */
 int kiwi_device_add(const char *name, struct net_device *netdev);
@@ -74,5 +207,7 @@ void kiwi_netdev_notifier_unregister(void);
 
 /* kiwi_verbs.c */
 extern const struct ib_device_ops kiwi_verbs_ops;
+int kiwi_udata_req(struct ib_udata *udata, void *req, size_t req_len,
+		   size_t resp_len);
 
 #endif /* _KIWI_H */

@@ -64,6 +64,9 @@ static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_online_cpus();
+	/* libkiwi kicks the kernel with these (rings hold the WRs). */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	memcpy(ibdev->node_desc, KIWI_NODE_DESC, sizeof(KIWI_NODE_DESC));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, netdev->dev_addr);
 
@@ -71,6 +74,8 @@ static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
 	netdev_hold(netdev, &kdev->netdev_tracker, GFP_KERNEL);
 	kdev->port_active = kiwi_netdev_port_active(netdev);
 	atomic_set(&kdev->num_pd, 0);
+	atomic_set(&kdev->num_cq, 0);
+	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC);
 	return kdev;
 }
 

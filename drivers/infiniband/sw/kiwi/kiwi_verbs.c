@@ -3,10 +3,10 @@
  * kiwi: software iWARP RDMA device - verbs entry points: device and port
  * queries, user contexts and protection domains.
  *
- * Queue pairs, completion queues and memory regions come with the data path.
- * The RDMA core requires their entry points to exist before it registers a
- * device, so until then they refuse with -EOPNOTSUPP, and query_device
- * reports zero of each, which is what the device can really create.
+ * Memory regions come with the data path. The RDMA core requires their
+ * entry points to exist before it registers a device, so until then they
+ * refuse with -EOPNOTSUPP and query_device reports zero of them, which is
+ * what the device can really create.
  */
 
 #include <linux/err.h>
@@ -29,6 +29,16 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_pd = KIWI_MAX_PD;
+	attr->max_cq = KIWI_MAX_CQ;
+	attr->max_cqe = KIWI_MAX_CQE;
+	attr->max_qp = KIWI_MAX_QP;
+	attr->max_qp_wr = KIWI_MAX_QP_WR;
+	attr->max_send_sge = KIWI_MAX_SGE;
+	attr->max_recv_sge = KIWI_MAX_SGE;
+	attr->max_sge_rd = KIWI_MAX_SGE;
+	attr->max_qp_rd_atom = KIWI_MAX_ORD;
+	attr->max_qp_init_rd_atom = KIWI_MAX_IRD;
+	attr->max_res_rd_atom = KIWI_MAX_QP * KIWI_MAX_IRD;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
@@ -91,6 +101,31 @@ static int kiwi_query_gid(struct ib_device *ibdev, u32 port, int index,
 }
 
 /**
+ * kiwi_udata_req() - fetch a provider's request from udata
+ * @udata: the command's driver data
+ * @req: where to copy the request
+ * @req_len: size of the request kiwi-abi.h defines
+ * @resp_len: size of the response the caller will write
+ *
+ * Return: 0, or -EINVAL when the buffers are too short for the ABI or the
+ * request has non-zero bytes beyond what this kernel understands.
+ */
+int kiwi_udata_req(struct ib_udata *udata, void *req, size_t req_len,
+		   size_t resp_len)
+{
+	int ret;
+
+	if (udata->inlen < req_len || udata->outlen < resp_len)
+		return -EINVAL;
+	ret = ib_copy_from_udata(req, udata, req_len);
+	if (ret)
+		return ret;
+	if (!ib_is_udata_cleared(udata, req_len, udata->inlen - req_len))
+		return -EINVAL;
+	return 0;
+}
+
+/**
  * kiwi_alloc_ucontext() - open a user context after the ABI handshake
  * @uctx: the context the core allocated
  * @udata: carries struct kiwi_alloc_ucontext_req in, _resp out
@@ -106,13 +141,10 @@ static int kiwi_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 	struct kiwi_alloc_ucontext_req req;
 	int ret;
 
-	if (udata->inlen < sizeof(req) || udata->outlen < sizeof(resp))
-		return -EINVAL;
-	ret = ib_copy_from_udata(&req, udata, sizeof(req));
+	ret = kiwi_udata_req(udata, &req, sizeof(req), sizeof(resp));
 	if (ret)
 		return ret;
-	if (req.reserved ||
-	    !ib_is_udata_cleared(udata, sizeof(req), udata->inlen - sizeof(req)))
+	if (req.reserved)
 		return -EINVAL;
 	if (req.abi_version != KIWI_ABI_VERSION) {
 		ibdev_dbg(uctx->device,
@@ -160,62 +192,13 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 	struct kiwi_device *kdev = to_kdev(ibdev);
 
 	WARN_ON(atomic_read(&kdev->num_pd));
+	WARN_ON(atomic_read(&kdev->num_cq));
+	WARN_ON(!xa_empty(&kdev->qp_xa));
+	xa_destroy(&kdev->qp_xa);
 	netdev_put(kdev->netdev, &kdev->netdev_tracker);
 }
 
-/* Data-path objects: not yet available (see the top of this file). */
-static int kiwi_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
-			  struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int kiwi_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int kiwi_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
-{
-	return 0;
-}
-
-static int kiwi_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
-}
-
-static int kiwi_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *attr,
-			  struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int kiwi_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
-			  int attr_mask, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int kiwi_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int kiwi_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			  const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int kiwi_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
-			  const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
+/* Memory regions: not yet available (see the top of this file). */
 static struct ib_mr *kiwi_get_dma_mr(struct ib_pd *pd, int access)
 {
 	return ERR_PTR(-EOPNOTSUPP);
@@ -259,6 +242,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.query_device = kiwi_query_device,
 	.query_gid = kiwi_query_gid,
 	.query_port = kiwi_query_port,
+	.query_qp = kiwi_query_qp,
 	.reg_user_mr = kiwi_reg_user_mr,
 	.req_notify_cq = kiwi_req_notify_cq,
 

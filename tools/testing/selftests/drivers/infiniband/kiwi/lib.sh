@@ -99,6 +99,17 @@ query_field() {
 	"$KIWI_UVERBS" query "$1" | sed -n "s/^$2=//p"
 }
 
+# kiwi_veth_dev DEV: fresh module, a veth pair kva/kvb that is up, and
+# kiwi device DEV on kva.
+kiwi_veth_dev() {
+	kiwi_unload
+	modprobe kiwi &&
+	ip link add kva type veth peer name kvb &&
+	ip link set kva up &&
+	ip link set kvb up &&
+	rdma link add "$1" type kiwi netdev kva
+}
+
 kiwi_unload() {
 	modprobe -r kiwi 2>/dev/null || true
 }

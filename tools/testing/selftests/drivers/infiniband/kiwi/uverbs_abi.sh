@@ -8,12 +8,7 @@ source "$(dirname "$0")/lib.sh"
 tap_begin "provider ABI handshake"
 
 root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
-kiwi_unload
-modprobe kiwi
-ip link add kva type veth peer name kvb
-ip link set kva up
-ip link set kvb up
-rdma link add kiwi0 type kiwi netdev kva
+check "set up kiwi0 on a veth pair" kiwi_veth_dev kiwi0
 
 # The raw checks talk to the uverbs character device directly; on a real
 # system rdma-core's units load ib_uverbs, here we do.

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * kiwi: completion queues.
+ *
+ * A CQ is a ring of struct kiwi_cqe handed between producer (the kernel)
+ * and consumer (libkiwi or a kernel poller) by each entry's VALID flag; see
+ * include/uapi/rdma/kiwi-abi.h. A full ring is never overwritten: the
+ * completion is refused, the CQ reports IB_EVENT_CQ_ERR and the caller moves
+ * the QP to error.
+ *
+ * Context: kiwi_cq_add() may run in any context, softirq included; it takes
+ * cq->lock with interrupts off and calls the consumer's completion handler
+ * after dropping it.
+ */
+
+#include <linux/log2.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "kiwi.h"
+
+static size_t kiwi_cq_ring_bytes(u32 num_cqe)
+{
+	return KIWI_RING_BYTES(num_cqe, sizeof(struct kiwi_cqe),
+			       struct kiwi_cq_ctrl);
+}
+
+static int kiwi_cq_user_ring(struct kiwi_cq *cq, const struct ib_cq_init_attr *attr,
+			     struct ib_udata *udata)
+{
+	struct kiwi_create_cq_resp resp = {};
+	struct kiwi_create_cq_req req;
+	int ret;
+
+	ret = kiwi_udata_req(udata, &req, sizeof(req), sizeof(resp));
+	if (ret)
+		return ret;
+	if (req.reserved || !is_power_of_2(req.num_cqe) ||
+	    req.num_cqe < attr->cqe || req.num_cqe > KIWI_MAX_CQE)
+		return -EINVAL;
+
+	ret = kiwi_umap_get(cq->base_cq.device, req.ring_va,
+			    kiwi_cq_ring_bytes(req.num_cqe), &cq->umap);
+	if (ret)
+		return ret;
+	cq->num_cqe = req.num_cqe;
+	cq->queue = cq->umap.addr;
+
+	resp.cq_id = 0;
+	resp.num_cqe = cq->num_cqe;
+	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (ret)
+		kiwi_umap_put(&cq->umap);
+	return ret;
+}
+
+int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibcq->device);
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	int ret;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > KIWI_MAX_CQE ||
+	    attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (atomic_inc_return(&kdev->num_cq) > KIWI_MAX_CQ) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	spin_lock_init(&cq->lock);
+
+	if (udata) {
+		ret = kiwi_cq_user_ring(cq, attr, udata);
+		if (ret)
+			goto err;
+	} else {
+		cq->num_cqe = roundup_pow_of_two(attr->cqe);
+		cq->queue = vzalloc(kiwi_cq_ring_bytes(cq->num_cqe));
+		if (!cq->queue) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
+	cq->ctrl = (struct kiwi_cq_ctrl *)(cq->queue + cq->num_cqe);
+	ibcq->cqe = cq->num_cqe;
+	return 0;
+err:
+	atomic_dec(&kdev->num_cq);
+	return ret;
+}
+
+int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct kiwi_cq *cq = to_kcq(ibcq);
+
+	if (cq->umap.umem)
+		kiwi_umap_put(&cq->umap);
+	else
+		vfree(cq->queue);
+	atomic_dec(&to_kdev(ibcq->device)->num_cq);
+	return 0;
+}
+
+static void kiwi_cq_event(struct kiwi_cq *cq, enum ib_event_type type)
+{
+	struct ib_event event = {
+		.device = cq->base_cq.device,
+		.element.cq = &cq->base_cq,
+		.event = type,
+	};
+
+	if (cq->base_cq.event_handler)
+		cq->base_cq.event_handler(&event, cq->base_cq.cq_context);
+}
+
+/**
+ * kiwi_cq_add() - post one completion
+ * @cq: the CQ
+ * @src: the completion; its flags may hold KIWI_CQE_SOLICITED and
+ *	KIWI_CQE_INVALIDATED, VALID is set here
+ *
+ * Return: 0, or -ENOSPC when the ring was full (the CQ is then broken and
+ * has reported IB_EVENT_CQ_ERR once).
+ */
+int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
+{
+	struct kiwi_cqe *cqe;
+	unsigned long flags;
+	bool notify = false;
+	bool overflow;
+	u32 arm;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cqe = &cq->queue[cq->put & (cq->num_cqe - 1)];
+	overflow = cq->overflow || (READ_ONCE(cqe->flags) & KIWI_CQE_VALID);
+	if (overflow) {
+		notify = !cq->overflow;
+		cq->overflow = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		if (notify)
+			kiwi_cq_event(cq, IB_EVENT_CQ_ERR);
+		return -ENOSPC;
+	}
+
+	cqe->id = src->id;
+	cqe->opcode = src->opcode;
+	cqe->status = src->status;
+	cqe->bytes = src->bytes;
+	cqe->qp_num = src->qp_num;
+	cqe->inval_stag = src->inval_stag;
+	/* The consumer may read the entry as soon as it sees VALID. */
+	smp_store_release(&cqe->flags, src->flags | KIWI_CQE_VALID);
+	cq->put++;
+
+	arm = READ_ONCE(cq->ctrl->notify);
+	if (arm == KIWI_NOTIFY_NEXT ||
+	    (arm == KIWI_NOTIFY_SOLICITED && (src->flags & KIWI_CQE_SOLICITED))) {
+		WRITE_ONCE(cq->ctrl->notify, KIWI_NOTIFY_NONE);
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->base_cq.comp_handler)
+		cq->base_cq.comp_handler(&cq->base_cq, cq->base_cq.cq_context);
+	return 0;
+}
+
+static void kiwi_cqe_to_wc(const struct kiwi_cqe *cqe, struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->byte_len = cqe->bytes;
+	wc->qp = NULL;	/* set by the caller, which knows the QP */
+	if (cqe->flags & KIWI_CQE_INVALIDATED) {
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = cqe->inval_stag;
+	}
+}
+
+int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	struct kiwi_cqe *cqe;
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (i = 0; i < num_entries; i++) {
+		cqe = &cq->queue[cq->get & (cq->num_cqe - 1)];
+		if (!(smp_load_acquire(&cqe->flags) & KIWI_CQE_VALID))
+			break;
+		kiwi_cqe_to_wc(cqe, &wc[i]);
+		wc[i].qp = kiwi_qp_lookup_ib(to_kdev(ibcq->device), cqe->qp_num);
+		/* Hand the slot back only after reading it. */
+		smp_store_release(&cqe->flags, 0);
+		cq->get++;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return i;
+}
+
+int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	u32 arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		  KIWI_NOTIFY_SOLICITED : KIWI_NOTIFY_NEXT;
+
+	/* Arm before looking for missed completions (poll-arm-poll). */
+	smp_store_mb(cq->ctrl->notify, arm);
+	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
+		struct kiwi_cqe *cqe = &cq->queue[READ_ONCE(cq->get) &
+						  (cq->num_cqe - 1)];
+
+		return !!(smp_load_acquire(&cqe->flags) & KIWI_CQE_VALID);
+	}
+	return 0;
+}

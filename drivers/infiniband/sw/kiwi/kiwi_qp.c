@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * kiwi: queue pairs - creation, the verbs state machine, posting work
+ * requests into the rings, flushing, and destruction.
+ *
+ * iWARP QPs move to RTS only when their connection is established (the
+ * connection manager does that); a consumer can bring a QP from RESET to
+ * INIT and RTR, close it gracefully (SQD) or move it to ERR at any time,
+ * and reset it from ERR. Every WR outstanding when the QP enters ERR, and
+ * every WR posted while it is there, completes with IB_WC_WR_FLUSH_ERR, in
+ * order, signalled or not.
+ *
+ * Locking: state_lock (mutex) is taken before sq_lock/rq_lock (spinlocks,
+ * interrupts off); a CQ's lock nests inside either.
+ */
+
+#include <linux/log2.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "kiwi.h"
+
+static size_t kiwi_sq_bytes(u32 num)
+{
+	return KIWI_RING_BYTES(num, sizeof(struct kiwi_sqe), struct kiwi_sq_ctrl);
+}
+
+static size_t kiwi_rq_bytes(u32 num)
+{
+	return (size_t)num * sizeof(struct kiwi_rqe);
+}
+
+struct ib_qp *kiwi_qp_lookup_ib(struct kiwi_device *kdev, u32 qpn)
+{
+	struct kiwi_qp *qp = xa_load(&kdev->qp_xa, qpn);
+
+	return qp ? &qp->base_qp : NULL;
+}
+
+void kiwi_qp_get(struct kiwi_qp *qp)
+{
+	refcount_inc(&qp->refs);
+}
+
+void kiwi_qp_put(struct kiwi_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->refs))
+		complete(&qp->released);
+}
+
+static int kiwi_qp_check_caps(const struct ib_qp_init_attr *attr)
+{
+	const struct ib_qp_cap *cap = &attr->cap;
+
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags || attr->srq)
+		return -EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr > KIWI_MAX_QP_WR ||
+	    cap->max_recv_wr > KIWI_MAX_QP_WR ||
+	    cap->max_send_sge > KIWI_MAX_SGE ||
+	    cap->max_recv_sge > KIWI_MAX_SGE ||
+	    cap->max_inline_data > KIWI_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+static int kiwi_qp_user_rings(struct kiwi_qp *qp, struct ib_qp_init_attr *attr,
+			      struct ib_udata *udata)
+{
+	struct kiwi_create_qp_resp resp = {};
+	struct ib_device *ibdev = qp->base_qp.device;
+	struct kiwi_create_qp_req req;
+	int ret;
+
+	ret = kiwi_udata_req(udata, &req, sizeof(req), sizeof(resp));
+	if (ret)
+		return ret;
+	if (!is_power_of_2(req.num_sqe) || req.num_sqe > KIWI_MAX_QP_WR ||
+	    req.num_sqe < attr->cap.max_send_wr ||
+	    !is_power_of_2(req.num_rqe) || req.num_rqe > KIWI_MAX_QP_WR ||
+	    req.num_rqe < attr->cap.max_recv_wr)
+		return -EINVAL;
+
+	ret = kiwi_umap_get(ibdev, req.sq_va, kiwi_sq_bytes(req.num_sqe),
+			    &qp->sq.umap);
+	if (ret)
+		return ret;
+	ret = kiwi_umap_get(ibdev, req.rq_va, kiwi_rq_bytes(req.num_rqe),
+			    &qp->rq.umap);
+	if (ret)
+		goto err_sq;
+	qp->sq.num = req.num_sqe;
+	qp->sq.ring = qp->sq.umap.addr;
+	qp->rq.num = req.num_rqe;
+	qp->rq.ring = qp->rq.umap.addr;
+
+	resp.qp_id = qp->base_qp.qp_num;
+	resp.num_sqe = qp->sq.num;
+	resp.num_rqe = qp->rq.num;
+	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_rq;
+	return 0;
+err_rq:
+	kiwi_umap_put(&qp->rq.umap);
+err_sq:
+	kiwi_umap_put(&qp->sq.umap);
+	return ret;
+}
+
+static int kiwi_qp_kernel_rings(struct kiwi_qp *qp,
+				struct ib_qp_init_attr *attr)
+{
+	qp->sq.num = roundup_pow_of_two(max(attr->cap.max_send_wr, 1U));
+	qp->rq.num = roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U));
+	qp->sq.ring = vzalloc(kiwi_sq_bytes(qp->sq.num));
+	qp->rq.ring = vzalloc(kiwi_rq_bytes(qp->rq.num));
+	if (!qp->sq.ring || !qp->rq.ring) {
+		vfree(qp->sq.ring);
+		vfree(qp->rq.ring);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void kiwi_qp_free_rings(struct kiwi_qp *qp)
+{
+	if (qp->sq.umap.umem) {
+		kiwi_umap_put(&qp->sq.umap);
+		kiwi_umap_put(&qp->rq.umap);
+	} else {
+		vfree(qp->sq.ring);
+		vfree(qp->rq.ring);
+	}
+}
+
+int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibqp->device);
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	u32 qpn;
+	int ret;
+
+	ret = kiwi_qp_check_caps(attr);
+	if (ret)
+		return ret;
+
+	qp->kdev = kdev;
+	refcount_set(&qp->refs, 1);
+	init_completion(&qp->released);
+	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->state = IB_QPS_RESET;
+	qp->scq = to_kcq(attr->send_cq);
+	qp->rcq = to_kcq(attr->recv_cq);
+	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->sq.max_sge = attr->cap.max_send_sge;
+	qp->rq.max_sge = attr->cap.max_recv_sge;
+	qp->max_inline = attr->cap.max_inline_data;
+
+	/* Numbers start at 1; a full table is a resource shortage. */
+	ret = xa_alloc(&kdev->qp_xa, &qpn, NULL, XA_LIMIT(1, KIWI_MAX_QP),
+		       GFP_KERNEL);
+	if (ret)
+		return ret == -EBUSY ? -ENOMEM : ret;
+	ibqp->qp_num = qpn;
+
+	ret = udata ? kiwi_qp_user_rings(qp, attr, udata) :
+		      kiwi_qp_kernel_rings(qp, attr);
+	if (ret)
+		goto err_xa;
+	qp->ctrl = (struct kiwi_sq_ctrl *)((struct kiwi_sqe *)qp->sq.ring +
+					   qp->sq.num);
+
+	/* Report what the QP really holds. */
+	attr->cap.max_send_wr = qp->sq.num;
+	attr->cap.max_recv_wr = qp->rq.num;
+
+	xa_store(&kdev->qp_xa, qpn, qp, GFP_KERNEL);
+	return 0;
+err_xa:
+	xa_erase(&kdev->qp_xa, qpn);
+	return ret;
+}
+
+static u8 kiwi_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case KIWI_WR_RDMA_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case KIWI_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case KIWI_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case KIWI_WR_REG_MR:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Complete every posted WR of both queues with IB_WC_WR_FLUSH_ERR. */
+static void kiwi_qp_flush(struct kiwi_qp *qp)
+{
+	struct kiwi_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->base_qp.qp_num,
+	};
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (;;) {
+		struct kiwi_sqe *sqe = (struct kiwi_sqe *)qp->sq.ring +
+				       (qp->sq.head & (qp->sq.num - 1));
+
+		if (!(smp_load_acquire(&sqe->flags) & KIWI_WQE_VALID))
+			break;
+		cqe.id = READ_ONCE(sqe->id);
+		cqe.opcode = kiwi_wc_opcode(READ_ONCE(sqe->opcode));
+		smp_store_release(&sqe->flags, 0);
+		qp->sq.head++;
+		if (kiwi_cq_add(qp->scq, &cqe))
+			break;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+
+	cqe.opcode = IB_WC_RECV;
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	for (;;) {
+		struct kiwi_rqe *rqe = (struct kiwi_rqe *)qp->rq.ring +
+				       (qp->rq.head & (qp->rq.num - 1));
+
+		if (!(smp_load_acquire(&rqe->flags) & KIWI_WQE_VALID))
+			break;
+		cqe.id = READ_ONCE(rqe->id);
+		smp_store_release(&rqe->flags, 0);
+		qp->rq.head++;
+		if (kiwi_cq_add(qp->rcq, &cqe))
+			break;
+	}
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+}
+
+/* Context: qp->state_lock held. Publishes the state to libkiwi too. */
+static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state)
+{
+	WRITE_ONCE(qp->state, state);
+	smp_store_mb(qp->ctrl->state, state);
+	/* What was posted before the QP failed completes as flushed. */
+	if (state == IB_QPS_ERR)
+		kiwi_qp_flush(qp);
+}
+
+/*
+ * Transitions a consumer may ask for. RTS is entered only by the
+ * connection manager when the connection is up; a connected QP (RTS, SQD,
+ * SQE) can only close or fail, never go back to RESET directly.
+ */
+static bool kiwi_qp_transition_ok(enum ib_qp_state cur, enum ib_qp_state new)
+{
+	switch (new) {
+	case IB_QPS_RESET:
+		return cur == IB_QPS_RESET || cur == IB_QPS_INIT ||
+		       cur == IB_QPS_RTR || cur == IB_QPS_ERR;
+	case IB_QPS_INIT:
+		return cur == IB_QPS_RESET || cur == IB_QPS_INIT;
+	case IB_QPS_RTR:
+		return cur == IB_QPS_INIT || cur == IB_QPS_RTR;
+	case IB_QPS_SQD:
+		return cur == IB_QPS_RTS || cur == IB_QPS_SQD;
+	case IB_QPS_ERR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	enum ib_qp_state cur, new;
+	int ret = 0;
+
+	if (mask & ~(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |
+		     IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC))
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > KIWI_MAX_ORD)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > KIWI_MAX_IRD)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ)))
+		return -EINVAL;
+
+	mutex_lock(&qp->state_lock);
+	cur = qp->state;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ret = -EINVAL;
+		goto out;
+	}
+	new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (new != cur && !kiwi_qp_transition_ok(cur, new)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/* Read depths are fixed once the connection negotiated them. */
+	if ((mask & (IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC)) &&
+	    cur != IB_QPS_RESET && cur != IB_QPS_INIT && cur != IB_QPS_RTR) {
+		ret = -EINVAL;
+		goto out;
+	}
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->ord = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->ird = attr->max_dest_rd_atomic;
+
+	kiwi_qp_set_state(qp, new);
+out:
+	mutex_unlock(&qp->state_lock);
+	return ret;
+}
+
+int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	attr->qp_state = READ_ONCE(qp->state);
+	attr->cur_qp_state = attr->qp_state;
+	attr->qp_access_flags = qp->access;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	attr->cap.max_send_wr = qp->sq.num;
+	attr->cap.max_recv_wr = qp->rq.num;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->path_mtu = IB_MTU_4096;
+
+	init->qp_type = IB_QPT_RC;
+	init->send_cq = &qp->scq->base_cq;
+	init->recv_cq = &qp->rcq->base_cq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+
+	/*
+	 * A destroyed QP completes nothing more: its outstanding WRs vanish
+	 * with it, and no completion may name a QP that no longer exists.
+	 */
+	mutex_lock(&qp->state_lock);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	mutex_unlock(&qp->state_lock);
+
+	xa_erase(&qp->kdev->qp_xa, ibqp->qp_num);
+	/* Wait until the connection manager and the engines let go. */
+	kiwi_qp_put(qp);
+	wait_for_completion(&qp->released);
+	kiwi_qp_free_rings(qp);
+	return 0;
+}
+
+static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    struct kiwi_sqe *sqe)
+{
+	u16 flags = 0;
+	int i;
+
+	if (wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+		sqe->opcode = KIWI_WR_RDMA_WRITE;
+		break;
+	case IB_WR_RDMA_READ:
+		sqe->opcode = KIWI_WR_RDMA_READ;
+		break;
+	case IB_WR_SEND:
+		sqe->opcode = KIWI_WR_SEND;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		sqe->opcode = KIWI_WR_SEND_INV;
+		sqe->rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_LOCAL_INV:
+		sqe->opcode = KIWI_WR_LOCAL_INV;
+		sqe->rkey = wr->ex.invalidate_rkey;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (wr->opcode == IB_WR_RDMA_WRITE || wr->opcode == IB_WR_RDMA_READ) {
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		sqe->rkey = rdma_wr(wr)->rkey;
+	}
+	if (wr->send_flags & IB_SEND_SIGNALED)
+		flags |= KIWI_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		flags |= KIWI_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		flags |= KIWI_WQE_READ_FENCE;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		u32 len = 0;
+		u8 *dst = (u8 *)sqe->sge;
+
+		if (wr->opcode == IB_WR_RDMA_READ)
+			return -EINVAL;
+		for (i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length > qp->max_inline - len)
+				return -EINVAL;
+			memcpy(dst + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		sqe->inline_len = len;
+		flags |= KIWI_WQE_INLINE;
+	} else {
+		for (i = 0; i < wr->num_sge; i++) {
+			sqe->sge[i].addr = wr->sg_list[i].addr;
+			sqe->sge[i].length = wr->sg_list[i].length;
+			sqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		sqe->num_sge = wr->num_sge;
+	}
+	sqe->id = wr->wr_id;
+	/* Publish the entry last. */
+	smp_store_release(&sqe->flags, flags | KIWI_WQE_VALID);
+	return 0;
+}
+
+/*
+ * Kernel consumers post into the ring like libkiwi does; for user QPs the
+ * call only kicks the kernel (the WRs are in the ring already).
+ */
+int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	int ret = 0;
+
+	if (!ibqp->uobject) {
+		if (state != IB_QPS_RTS && state != IB_QPS_ERR) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		for (; wr; wr = wr->next) {
+			struct kiwi_sqe *sqe = (struct kiwi_sqe *)qp->sq.ring +
+					       (qp->sq.tail & (qp->sq.num - 1));
+
+			if (sqe->flags & KIWI_WQE_VALID) {
+				ret = -ENOMEM;
+				break;
+			}
+			memset(sqe, 0, sizeof(*sqe));
+			ret = kiwi_sqe_from_wr(qp, wr, sqe);
+			if (ret)
+				break;
+			qp->sq.tail++;
+		}
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		if (ret)
+			*bad_wr = wr;
+	}
+	if (state == IB_QPS_ERR)
+		kiwi_qp_flush(qp);
+	return ret;
+}
+
+int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	int ret = 0;
+	int i;
+
+	if (!ibqp->uobject) {
+		if (state == IB_QPS_RESET) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		for (; wr; wr = wr->next) {
+			struct kiwi_rqe *rqe = (struct kiwi_rqe *)qp->rq.ring +
+					       (qp->rq.tail & (qp->rq.num - 1));
+
+			if (rqe->flags & KIWI_WQE_VALID) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (wr->num_sge > qp->rq.max_sge) {
+				ret = -EINVAL;
+				break;
+			}
+			for (i = 0; i < wr->num_sge; i++) {
+				rqe->sge[i].addr = wr->sg_list[i].addr;
+				rqe->sge[i].length = wr->sg_list[i].length;
+				rqe->sge[i].lkey = wr->sg_list[i].lkey;
+			}
+			rqe->num_sge = wr->num_sge;
+			rqe->id = wr->wr_id;
+			smp_store_release(&rqe->flags, KIWI_WQE_VALID);
+			qp->rq.tail++;
+		}
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		if (ret)
+			*bad_wr = wr;
+	}
+	if (state == IB_QPS_ERR)
+		kiwi_qp_flush(qp);
+	return ret;
+}

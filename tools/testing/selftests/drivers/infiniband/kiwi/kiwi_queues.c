@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_queues: CQ and QP semantics through libibverbs and libkiwi, before
+ * any connection: the QP state machine a consumer may drive, flushing of
+ * posted work requests in order through the shared rings, completion
+ * notification, CQ overflow, and refusal of bad input. Prints TAP.
+ *
+ *   kiwi_queues DEVICE
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+static int n, failed;
+
+static void check(int ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	n++;
+	if (!ok)
+		failed++;
+	printf("%sok %d ", ok ? "" : "not ", n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+static int modify(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr attr = { .qp_state = state };
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *scq,
+			      struct ibv_cq *rcq, int wr, int sge, int inl)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = wr, .max_recv_wr = wr,
+			 .max_send_sge = sge, .max_recv_sge = sge,
+			 .max_inline_data = inl },
+	};
+
+	return ibv_create_qp(pd, &a);
+}
+
+/* Poll up to @want completions, waiting at most about a second. */
+static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want)
+{
+	int got = 0;
+
+	for (int spin = 0; spin < 1000 && got < want; spin++) {
+		int r = ibv_poll_cq(cq, want - got, wc + got);
+
+		if (r < 0)
+			return r;
+		got += r;
+		if (got < want)
+			poll(NULL, 0, 1);
+	}
+	return got;
+}
+
+static int wait_fd(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_wc wc[64];
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct ibv_cq *cq, *small, *big;
+	struct ibv_qp *qp, *qp2;
+	struct ibv_pd *pd;
+	int i, ok, got;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		return 2;
+	}
+	printf("TAP version 13\n");
+	ctx = open_dev(argv[1]);
+	check(ctx != NULL, "open %s", argv[1]);
+	if (!ctx)
+		goto out;
+	pd = ibv_alloc_pd(ctx);
+	ch = ibv_create_comp_channel(ctx);
+	cq = ibv_create_cq(ctx, 100, NULL, ch, 0);
+	check(pd && ch && cq, "alloc PD, completion channel and a 100-entry CQ");
+	if (!pd || !ch || !cq)
+		goto out;
+	check(cq->cqe >= 100, "CQ holds at least what was asked (%d)", cq->cqe);
+
+	/* Bad input is refused and creates nothing. */
+	errno = 0;
+	big = ibv_create_cq(ctx, 65537, NULL, NULL, 0);
+	check(!big && errno == EINVAL, "CQ of 65537 entries refused with EINVAL");
+	errno = 0;
+	big = ibv_create_cq(ctx, 8, NULL, NULL, 1 << 20);
+	check(!big && errno == EINVAL, "CQ on a nonexistent completion vector refused");
+	errno = 0;
+	qp = make_qp(pd, cq, cq, 8, 7, 0);
+	check(!qp && errno == EINVAL, "QP with 7 SGEs (max 6) refused with EINVAL");
+	errno = 0;
+	qp = make_qp(pd, cq, cq, 8, 2, 97);
+	check(!qp && errno == EINVAL, "QP with 97 bytes inline (max 96) refused");
+	errno = 0;
+	qp = make_qp(pd, cq, cq, 16385, 2, 0);
+	check(!qp && errno == EINVAL, "QP with 16385 WRs (max 16384) refused");
+
+	qp = make_qp(pd, cq, cq, 8, 2, 64);
+	check(qp != NULL, "create RC QP (8 WRs, 2 SGEs, 64 B inline)");
+	if (!qp)
+		goto out;
+	check(qp_state(qp) == IBV_QPS_RESET, "new QP reports RESET");
+
+	/* State machine before a connection. */
+	{
+		struct ibv_qp_attr a = {
+			.qp_state = IBV_QPS_INIT,
+			.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					   IBV_ACCESS_REMOTE_READ,
+		};
+		struct ibv_qp_init_attr init;
+
+		check(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS),
+		      "RESET -> INIT with access flags");
+		memset(&a, 0, sizeof(a));
+		ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, &init);
+		check(a.qp_state == IBV_QPS_INIT &&
+		      a.qp_access_flags == (IBV_ACCESS_REMOTE_WRITE |
+					    IBV_ACCESS_REMOTE_READ),
+		      "query_qp reports INIT and the access flags (V-QP state after INIT)");
+		check(init.cap.max_send_wr >= 8 && init.cap.max_send_sge == 2 &&
+		      init.cap.max_inline_data == 64,
+		      "query_qp reports the capabilities");
+	}
+	check(modify(qp, IBV_QPS_RTR) == 0 && qp_state(qp) == IBV_QPS_RTR,
+	      "INIT -> RTR");
+	check(modify(qp, IBV_QPS_RTS) == EINVAL && qp_state(qp) == IBV_QPS_RTR,
+	      "RTR -> RTS without a connection refused with EINVAL, state kept");
+	check(modify(qp, IBV_QPS_SQD) == EINVAL, "RTR -> SQD refused");
+	check(modify(qp, IBV_QPS_INIT) == EINVAL, "RTR -> INIT refused");
+	{
+		struct ibv_send_wr swr = { .wr_id = 1, .opcode = IBV_WR_SEND };
+		struct ibv_send_wr *bad = NULL;
+
+		check(ibv_post_send(qp, &swr, &bad) == EINVAL && bad == &swr,
+		      "post_send in RTR refused with EINVAL, bad_wr set");
+	}
+
+	/* Receives posted in RTR are flushed, in order, when the QP fails. */
+	for (i = 0; i < 3; i++) {
+		struct ibv_recv_wr rwr = { .wr_id = 100 + i };
+		struct ibv_recv_wr *bad;
+
+		if (ibv_post_recv(qp, &rwr, &bad))
+			break;
+	}
+	check(i == 3, "post 3 receives in RTR");
+	check(ibv_poll_cq(cq, 8, wc) == 0, "nothing completes before an error");
+	check(ibv_req_notify_cq(cq, 0) == 0, "arm the CQ");
+	check(modify(qp, IBV_QPS_ERR) == 0 && qp_state(qp) == IBV_QPS_ERR,
+	      "RTR -> ERR");
+	got = drain(cq, wc, 3);
+	ok = got == 3;
+	for (i = 0; ok && i < 3; i++)
+		ok = wc[i].wr_id == (uint64_t)(100 + i) &&
+		     wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+		     wc[i].opcode == IBV_WC_RECV &&
+		     wc[i].qp_num == qp->qp_num;
+	check(ok, "3 receives flushed in order: WR_FLUSH_ERR, RECV, right QP (got %d)",
+	      got);
+	{
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+
+		ok = wait_fd(ch->fd, 2000) &&
+		     !ibv_get_cq_event(ch, &ev_cq, &ev_ctx) && ev_cq == cq;
+		check(ok, "the armed CQ delivered a completion event");
+		if (ok)
+			ibv_ack_cq_events(cq, 1);
+	}
+
+	/* Sends posted in ERR are flushed, signalled or not, in order. */
+	{
+		struct ibv_send_wr swr[4];
+		struct ibv_send_wr *bad = NULL;
+		char buf[16] = "inline payload";
+		struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 15 };
+
+		memset(swr, 0, sizeof(swr));
+		for (i = 0; i < 4; i++) {
+			swr[i].wr_id = 200 + i;
+			swr[i].next = i < 3 ? &swr[i + 1] : NULL;
+		}
+		swr[0].opcode = IBV_WR_SEND;
+		swr[0].send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+		swr[0].sg_list = &sge;
+		swr[0].num_sge = 1;
+		swr[1].opcode = IBV_WR_RDMA_WRITE;
+		swr[2].opcode = IBV_WR_RDMA_READ;
+		swr[2].send_flags = IBV_SEND_SIGNALED;
+		swr[3].opcode = IBV_WR_SEND_WITH_INV;
+		check(ibv_post_send(qp, swr, &bad) == 0, "post 4 sends in ERR");
+		got = drain(cq, wc, 4);
+		ok = got == 4;
+		for (i = 0; ok && i < 4; i++)
+			ok = wc[i].wr_id == (uint64_t)(200 + i) &&
+			     wc[i].status == IBV_WC_WR_FLUSH_ERR;
+		check(ok, "4 sends flushed in order, unsignalled ones too (got %d)",
+		      got);
+		check(got == 4 && wc[1].opcode == IBV_WC_RDMA_WRITE &&
+		      wc[2].opcode == IBV_WC_RDMA_READ &&
+		      wc[3].opcode == IBV_WC_SEND,
+		      "flushed completions carry each WR's opcode");
+
+		swr[0].next = NULL;
+		swr[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		swr[0].send_flags = 0;
+		bad = NULL;
+		check(ibv_post_send(qp, swr, &bad) == EINVAL && bad == swr,
+		      "an unsupported opcode is refused with EINVAL");
+		swr[0].opcode = IBV_WR_SEND;
+		swr[0].num_sge = 3;
+		check(ibv_post_send(qp, swr, &bad) == EINVAL && bad == swr,
+		      "3 SGEs on a 2-SGE QP refused with EINVAL");
+	}
+	check(ibv_poll_cq(cq, 8, wc) == 0, "refused WRs left no completion");
+
+	/* ERR -> RESET -> INIT again. */
+	check(modify(qp, IBV_QPS_RESET) == 0 && qp_state(qp) == IBV_QPS_RESET,
+	      "ERR -> RESET");
+	{
+		struct ibv_recv_wr rwr = { .wr_id = 9 };
+		struct ibv_recv_wr *bad = NULL;
+
+		check(ibv_post_recv(qp, &rwr, &bad) == EINVAL && bad == &rwr,
+		      "post_recv in RESET refused with EINVAL");
+	}
+	check(modify(qp, IBV_QPS_INIT) == 0, "RESET -> INIT again");
+
+	/* CQ overflow: never overwritten, reported as IBV_EVENT_CQ_ERR. */
+	small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	qp2 = small ? make_qp(pd, small, small, 8, 1, 0) : NULL;
+	check(small && small->cqe == 4 && qp2, "a 4-entry CQ and a QP on it");
+	if (small && qp2) {
+		struct ibv_async_event ev;
+		int flags;
+
+		modify(qp2, IBV_QPS_INIT);
+		for (i = 0; i < 6; i++) {
+			struct ibv_recv_wr rwr = { .wr_id = 300 + i };
+			struct ibv_recv_wr *bad;
+
+			ibv_post_recv(qp2, &rwr, &bad);
+		}
+		modify(qp2, IBV_QPS_ERR);
+		got = drain(small, wc, 6);
+		check(got == 4 && wc[0].wr_id == 300 && wc[3].wr_id == 303,
+		      "a full CQ keeps its first 4 completions, none overwritten (got %d)",
+		      got);
+		flags = fcntl(ctx->async_fd, F_GETFL);
+		fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+		ok = 0;
+		while (wait_fd(ctx->async_fd, 2000) &&
+		       !ibv_get_async_event(ctx, &ev)) {
+			ok |= ev.event_type == IBV_EVENT_CQ_ERR &&
+			      ev.element.cq == small;
+			ibv_ack_async_event(&ev);
+			if (ok)
+				break;
+		}
+		check(ok, "CQ overflow raised IBV_EVENT_CQ_ERR");
+		check(!ibv_destroy_qp(qp2), "destroy the QP on the broken CQ");
+		check(!ibv_destroy_cq(small), "destroy the broken CQ");
+	}
+
+	check(!ibv_destroy_qp(qp), "destroy QP");
+	check(!ibv_destroy_cq(cq), "destroy CQ");
+	check(!ibv_destroy_comp_channel(ch), "destroy completion channel");
+	check(!ibv_dealloc_pd(pd), "dealloc PD");
+	check(!ibv_close_device(ctx), "close device");
+out:
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}

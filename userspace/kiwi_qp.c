@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libkiwi: queue pairs. Work requests go straight into the rings the
+ * kernel reads; a system call only kicks the kernel.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libkiwi.h"
+
+struct kiwi_create_qp_cmd {
+	struct ibv_create_qp ibv_cmd;
+	struct kiwi_create_qp_req req;
+};
+
+struct kiwi_create_qp_uresp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct kiwi_create_qp_resp resp;
+};
+
+static struct kiwi_uqp *to_uqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct kiwi_uqp, ibv_qp);
+}
+
+struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct kiwi_create_qp_uresp resp;
+	struct kiwi_create_qp_cmd cmd;
+	struct kiwi_uqp *qp;
+	int ret;
+
+	if (attr->qp_type != IBV_QPT_RC || attr->srq) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cap.max_send_wr > 16384 || attr->cap.max_recv_wr > 16384 ||
+	    attr->cap.max_send_sge > KIWI_MAX_SGE ||
+	    attr->cap.max_recv_sge > KIWI_MAX_SGE ||
+	    attr->cap.max_inline_data > KIWI_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	qp->num_sqe = kiwi_pow2_roundup(attr->cap.max_send_wr ?: 1);
+	qp->num_rqe = kiwi_pow2_roundup(attr->cap.max_recv_wr ?: 1);
+	ret = kiwi_ring_alloc(&qp->sq_ring,
+			      KIWI_RING_BYTES(qp->num_sqe, sizeof(struct kiwi_sqe),
+					      struct kiwi_sq_ctrl));
+	if (ret)
+		goto err;
+	ret = kiwi_ring_alloc(&qp->rq_ring,
+			      (size_t)qp->num_rqe * sizeof(struct kiwi_rqe));
+	if (ret)
+		goto err_sq;
+	qp->sq = qp->sq_ring.addr;
+	qp->rq = qp->rq_ring.addr;
+	qp->ctrl = (struct kiwi_sq_ctrl *)(qp->sq + qp->num_sqe);
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	cmd.req.sq_va = (uintptr_t)qp->sq_ring.addr;
+	cmd.req.rq_va = (uintptr_t)qp->rq_ring.addr;
+	cmd.req.num_sqe = qp->num_sqe;
+	cmd.req.num_rqe = qp->num_rqe;
+	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_rq;
+
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->max_recv_sge = attr->cap.max_recv_sge;
+	qp->max_inline = attr->cap.max_inline_data;
+	attr->cap.max_send_wr = qp->num_sqe;
+	attr->cap.max_recv_wr = qp->num_rqe;
+	return &qp->ibv_qp;
+
+err_rq:
+	kiwi_ring_free(&qp->rq_ring);
+err_sq:
+	kiwi_ring_free(&qp->sq_ring);
+err:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+int kiwi_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct kiwi_uqp *qp = to_uqp(ibqp);
+	int ret = ibv_cmd_destroy_qp(ibqp);
+
+	if (ret)
+		return ret;
+	kiwi_ring_free(&qp->sq_ring);
+	kiwi_ring_free(&qp->rq_ring);
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
+	free(qp);
+	return 0;
+}
+
+int kiwi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct ibv_modify_qp cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
+}
+
+int kiwi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+		  struct ibv_qp_init_attr *init)
+{
+	struct ibv_query_qp cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_qp(ibqp, attr, mask, init, &cmd, sizeof(cmd));
+}
+
+static uint32_t kiwi_qp_state(struct kiwi_uqp *qp)
+{
+	return __atomic_load_n(&qp->ctrl->state, __ATOMIC_ACQUIRE);
+}
+
+/* Fill @sqe from @wr; 0 or the errno verbs give for a bad WR. */
+static int kiwi_fill_sqe(struct kiwi_uqp *qp, struct ibv_send_wr *wr,
+			 struct kiwi_sqe *sqe)
+{
+	uint16_t flags = KIWI_WQE_VALID;
+	int i;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	memset(sqe, 0, sizeof(*sqe));
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+		sqe->opcode = KIWI_WR_RDMA_WRITE;
+		break;
+	case IBV_WR_RDMA_READ:
+		sqe->opcode = KIWI_WR_RDMA_READ;
+		break;
+	case IBV_WR_SEND:
+		sqe->opcode = KIWI_WR_SEND;
+		break;
+	case IBV_WR_SEND_WITH_INV:
+		sqe->opcode = KIWI_WR_SEND_INV;
+		sqe->rkey = wr->invalidate_rkey;
+		break;
+	case IBV_WR_LOCAL_INV:
+		sqe->opcode = KIWI_WR_LOCAL_INV;
+		sqe->rkey = wr->invalidate_rkey;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ) {
+		sqe->raddr = wr->wr.rdma.remote_addr;
+		sqe->rkey = wr->wr.rdma.rkey;
+	}
+	if (wr->send_flags & IBV_SEND_SIGNALED)
+		flags |= KIWI_WQE_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		flags |= KIWI_WQE_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		flags |= KIWI_WQE_READ_FENCE;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint8_t *dst = (uint8_t *)sqe->sge;
+		uint32_t len = 0;
+
+		if (wr->opcode == IBV_WR_RDMA_READ)
+			return EINVAL;
+		for (i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length > qp->max_inline - len)
+				return EINVAL;
+			memcpy(dst + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		sqe->inline_len = len;
+		flags |= KIWI_WQE_INLINE;
+	} else {
+		for (i = 0; i < wr->num_sge; i++) {
+			sqe->sge[i].addr = wr->sg_list[i].addr;
+			sqe->sge[i].length = wr->sg_list[i].length;
+			sqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		sqe->num_sge = wr->num_sge;
+	}
+	sqe->id = wr->wr_id;
+	__atomic_store_n(&sqe->flags, flags, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	struct kiwi_uqp *qp = to_uqp(ibqp);
+	uint32_t state = kiwi_qp_state(qp);
+	struct ibv_send_wr *dummy;
+	int ret = 0;
+
+	/* Verbs: the send queue takes WRs in RTS, and in ERR to flush them. */
+	if (state != IBV_QPS_RTS && state != IBV_QPS_ERR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->sq_lock);
+	for (; wr; wr = wr->next) {
+		struct kiwi_sqe *sqe = &qp->sq[qp->sq_tail & (qp->num_sqe - 1)];
+
+		if (__atomic_load_n(&sqe->flags, __ATOMIC_ACQUIRE) &
+		    KIWI_WQE_VALID) {
+			ret = ENOMEM;
+			break;
+		}
+		ret = kiwi_fill_sqe(qp, wr, sqe);
+		if (ret)
+			break;
+		qp->sq_tail++;
+	}
+	pthread_spin_unlock(&qp->sq_lock);
+	if (ret)
+		*bad_wr = wr;
+	/* Kick the kernel: it sends (RTS) or flushes (ERR) what is queued. */
+	ibv_cmd_post_send(ibqp, NULL, &dummy);
+	return ret;
+}
+
+int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	struct kiwi_uqp *qp = to_uqp(ibqp);
+	uint32_t state = kiwi_qp_state(qp);
+	struct ibv_recv_wr *dummy;
+	int ret = 0;
+	int i;
+
+	if (state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->rq_lock);
+	for (; wr; wr = wr->next) {
+		struct kiwi_rqe *rqe = &qp->rq[qp->rq_tail & (qp->num_rqe - 1)];
+
+		if (__atomic_load_n(&rqe->flags, __ATOMIC_ACQUIRE) &
+		    KIWI_WQE_VALID) {
+			ret = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge) {
+			ret = EINVAL;
+			break;
+		}
+		for (i = 0; i < wr->num_sge; i++) {
+			rqe->sge[i].addr = wr->sg_list[i].addr;
+			rqe->sge[i].length = wr->sg_list[i].length;
+			rqe->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		rqe->num_sge = wr->num_sge;
+		rqe->id = wr->wr_id;
+		__atomic_store_n(&rqe->flags, KIWI_WQE_VALID, __ATOMIC_RELEASE);
+		qp->rq_tail++;
+	}
+	pthread_spin_unlock(&qp->rq_lock);
+	if (ret)
+		*bad_wr = wr;
+	/* Receives are consumed by arriving data; only a failed QP needs a
+	 * kick, to flush them.
+	 */
+	if (kiwi_qp_state(qp) == IBV_QPS_ERR)
+		ibv_cmd_post_recv(ibqp, NULL, &dummy);
+	return ret;
+}

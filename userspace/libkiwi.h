@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libkiwi: shared definitions of the provider.
+ */
+#ifndef LIBKIWI_H
+#define LIBKIWI_H
+
+#include <pthread.h>
+#include <rdma/kiwi-abi.h>
+
+#include "verbs_pabi.h"
+
+/* A ring in our own memory that the kernel pins (see kiwi-abi.h). */
+struct kiwi_ring {
+	void *addr;
+	size_t bytes;
+};
+
+int kiwi_ring_alloc(struct kiwi_ring *ring, size_t bytes);
+void kiwi_ring_free(struct kiwi_ring *ring);
+
+struct kiwi_ucq {
+	struct ibv_cq ibv_cq;
+	pthread_spinlock_t lock;
+	struct kiwi_ring ring;
+	struct kiwi_cqe *queue;
+	struct kiwi_cq_ctrl *ctrl;
+	uint32_t num_cqe;
+	uint32_t get;
+};
+
+struct kiwi_uqp {
+	struct ibv_qp ibv_qp;
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	struct kiwi_ring sq_ring;
+	struct kiwi_ring rq_ring;
+	struct kiwi_sqe *sq;
+	struct kiwi_rqe *rq;
+	struct kiwi_sq_ctrl *ctrl;
+	uint32_t num_sqe;
+	uint32_t num_rqe;
+	uint32_t sq_tail;
+	uint32_t rq_tail;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline;
+};
+
+static inline uint32_t kiwi_pow2_roundup(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* kiwi_cq.c */
+struct ibv_cq *kiwi_create_cq(struct ibv_context *ctx, int cqe,
+			      struct ibv_comp_channel *channel, int vector);
+int kiwi_destroy_cq(struct ibv_cq *ibcq);
+int kiwi_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc);
+int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+
+/* kiwi_qp.c */
+struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int kiwi_destroy_qp(struct ibv_qp *ibqp);
+int kiwi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask);
+int kiwi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+		  struct ibv_qp_init_attr *init);
+int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+
+#endif /* LIBKIWI_H */
