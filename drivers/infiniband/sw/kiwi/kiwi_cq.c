@@ -192,6 +192,7 @@ int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	spin_lock_irqsave(&cq->lock, flags);
 	for (i = 0; i < num_entries; i++) {
 		cqe = &cq->queue[cq->get & (cq->num_cqe - 1)];
+		/* Acquire: read the entry only after seeing VALID. */
 		if (!(smp_load_acquire(&cqe->flags) & KIWI_CQE_VALID))
 			break;
 		kiwi_cqe_to_wc(cqe, &wc[i]);
@@ -216,6 +217,7 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		struct kiwi_cqe *cqe = &cq->queue[READ_ONCE(cq->get) &
 						  (cq->num_cqe - 1)];
 
+		/* Pairs with the producer's release of VALID. */
 		return !!(smp_load_acquire(&cqe->flags) & KIWI_CQE_VALID);
 	}
 	return 0;

@@ -216,10 +216,12 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 		struct kiwi_sqe *sqe = (struct kiwi_sqe *)qp->sq.ring +
 				       (qp->sq.head & (qp->sq.num - 1));
 
+		/* Acquire: read the entry only after seeing VALID. */
 		if (!(smp_load_acquire(&sqe->flags) & KIWI_WQE_VALID))
 			break;
 		cqe.id = READ_ONCE(sqe->id);
 		cqe.opcode = kiwi_wc_opcode(READ_ONCE(sqe->opcode));
+		/* Release: the slot goes back after it was read. */
 		smp_store_release(&sqe->flags, 0);
 		qp->sq.head++;
 		if (kiwi_cq_add(qp->scq, &cqe))
@@ -233,9 +235,11 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 		struct kiwi_rqe *rqe = (struct kiwi_rqe *)qp->rq.ring +
 				       (qp->rq.head & (qp->rq.num - 1));
 
+		/* Acquire: read the entry only after seeing VALID. */
 		if (!(smp_load_acquire(&rqe->flags) & KIWI_WQE_VALID))
 			break;
 		cqe.id = READ_ONCE(rqe->id);
+		/* Release: the slot goes back after it was read. */
 		smp_store_release(&rqe->flags, 0);
 		qp->rq.head++;
 		if (kiwi_cq_add(qp->rcq, &cqe))
@@ -248,6 +252,7 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state)
 {
 	WRITE_ONCE(qp->state, state);
+	/* Store, then full barrier: a poster sees ERR or the flush its WR. */
 	smp_store_mb(qp->ctrl->state, state);
 	/* What was posted before the QP failed completes as flushed. */
 	if (state == IB_QPS_ERR)
@@ -520,6 +525,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			}
 			rqe->num_sge = wr->num_sge;
 			rqe->id = wr->wr_id;
+			/* Release: publish the entry after filling it. */
 			smp_store_release(&rqe->flags, KIWI_WQE_VALID);
 			qp->rq.tail++;
 		}
