@@ -39,6 +39,10 @@ extern unsigned int kiwi_mpa_rev;
  * @port_active: last port state reported with an IB event; written only
  *	under RTNL (netdev notifier) or before registration
  * @num_pd: protection domains allocated, bounded by KIWI_MAX_PD
+ * @mem_xa: the STag table (kiwi_mem.c), see below
+ * @mem_next: the STag index to try next
+ * @mem_last_key: the key each STag index had last
+ * @num_mr: memory objects in @mem_xa, bounded by KIWI_MAX_MR
  */
 struct kiwi_device {
 	struct ib_device ibdev;
@@ -48,6 +52,18 @@ struct kiwi_device {
 	atomic_t num_pd;
 	atomic_t num_cq;
 	struct xarray qp_xa;
+
+	/*
+	 * STag table: index (STag >> 8) -> struct kiwi_mem. Lookups are
+	 * lock-free (RCU, kiwi_mem_get()); indices are allocated cyclically
+	 * and freed under the xarray's lock, which also guards @mem_next.
+	 * @mem_last_key (KIWI_MEM_INDICES bytes) lets a reused index get a
+	 * key that differs from its previous one.
+	 */
+	struct xarray mem_xa;
+	u32 mem_next;
+	u8 *mem_last_key;
+	atomic_t num_mr;
 };
 
 /**

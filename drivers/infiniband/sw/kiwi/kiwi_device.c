@@ -14,6 +14,7 @@
 #include <net/addrconf.h>
 
 #include "kiwi.h"
+#include "kiwi_mem.h"
 
 /* Serialises the "is this name or netdev taken" checks with registration. */
 static DEFINE_MUTEX(kiwi_add_mutex);
@@ -58,6 +59,10 @@ static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
 	kdev = ib_alloc_device(kiwi_device, ibdev);
 	if (!kdev)
 		return NULL;
+	if (kiwi_mem_init(kdev)) {
+		ib_dealloc_device(&kdev->ibdev);
+		return NULL;
+	}
 
 	ibdev = &kdev->ibdev;
 	ib_set_device_ops(ibdev, &kiwi_verbs_ops);
@@ -142,6 +147,7 @@ int kiwi_device_add(const char *name, struct net_device *netdev)
 
 out_dealloc:
 	/* Not registered: the core will not call dealloc_driver for us. */
+	kiwi_mem_fini(kdev);
 	netdev_put(kdev->netdev, &kdev->netdev_tracker);
 	ib_dealloc_device(&kdev->ibdev);
 out_unlock:

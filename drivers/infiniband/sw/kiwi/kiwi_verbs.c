@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * kiwi: software iWARP RDMA device - verbs entry points: device and port
- * queries, user contexts and protection domains.
- *
- * Memory regions come with the data path. The RDMA core requires their
- * entry points to exist before it registers a device, so until then they
- * refuse with -EOPNOTSUPP and query_device reports zero of them, which is
- * what the device can really create.
+ * queries, user contexts and protection domains, and the table of all
+ * verbs (memory regions live in kiwi_mem.c, CQs and QPs in their files).
  */
 
 #include <linux/err.h>
@@ -15,6 +11,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "kiwi.h"
+#include "kiwi_mem.h"
 
 static int kiwi_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
@@ -39,7 +36,12 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = KIWI_MAX_ORD;
 	attr->max_qp_init_rd_atom = KIWI_MAX_IRD;
 	attr->max_res_rd_atom = KIWI_MAX_QP * KIWI_MAX_IRD;
-	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
+	attr->max_mr = KIWI_MAX_MR;
+	attr->max_mr_size = KIWI_MAX_MR_SIZE;
+	attr->max_fast_reg_page_list_len = KIWI_MAX_FR_PAGES;
+	/* Fast-register, Local Invalidate and Send with Invalidate. */
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
 }
@@ -195,25 +197,8 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(atomic_read(&kdev->num_cq));
 	WARN_ON(!xa_empty(&kdev->qp_xa));
 	xa_destroy(&kdev->qp_xa);
+	kiwi_mem_fini(kdev);
 	netdev_put(kdev->netdev, &kdev->netdev_tracker);
-}
-
-/* Memory regions: not yet available (see the top of this file). */
-static struct ib_mr *kiwi_get_dma_mr(struct ib_pd *pd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *kiwi_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
-				      u64 virt_addr, int access,
-				      struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int kiwi_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
-{
-	return 0;
 }
 
 const struct ib_device_ops kiwi_verbs_ops = {
@@ -221,6 +206,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.driver_id = KIWI_DRV_ID,
 	.uverbs_abi_ver = KIWI_ABI_VERSION,
 
+	.alloc_mr = kiwi_alloc_mr,
 	.alloc_pd = kiwi_alloc_pd,
 	.alloc_ucontext = kiwi_alloc_ucontext,
 	.create_cq = kiwi_create_cq,
@@ -235,6 +221,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.get_dev_fw_str = kiwi_get_dev_fw_str,
 	.get_dma_mr = kiwi_get_dma_mr,
 	.get_port_immutable = kiwi_get_port_immutable,
+	.map_mr_sg = kiwi_map_mr_sg,
 	.modify_qp = kiwi_modify_qp,
 	.poll_cq = kiwi_poll_cq,
 	.post_recv = kiwi_post_recv,
