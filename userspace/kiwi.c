@@ -113,6 +113,7 @@ static const struct verbs_context_ops kiwi_context_ops = {
 	.create_cq = kiwi_create_cq,
 	.create_qp = kiwi_create_qp,
 	.dealloc_pd = kiwi_dealloc_pd,
+	.dereg_mr = kiwi_dereg_mr,
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,
 	.free_context = kiwi_free_context,
@@ -123,6 +124,7 @@ static const struct verbs_context_ops kiwi_context_ops = {
 	.query_device_ex = kiwi_query_device_ex,
 	.query_port = kiwi_query_port,
 	.query_qp = kiwi_query_qp,
+	.reg_mr = kiwi_reg_mr,
 	.req_notify_cq = kiwi_req_notify_cq,
 };
 

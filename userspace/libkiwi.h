@@ -74,4 +74,9 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 
+/* kiwi_mr.c */
+struct ibv_mr *kiwi_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access);
+int kiwi_dereg_mr(struct verbs_mr *vmr);
+
 #endif /* LIBKIWI_H */

@@ -67,6 +67,23 @@ struct verbs_device {
 };
 
 /*
+ * A memory region as libibverbs sees it: ibv_dereg_mr() reads mr_type and
+ * access (to undo its fork protection), so the layout must be exact.
+ */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+
+/*
  * The table of context operations, in the ABI's (alphabetical) order.
  * libibverbs copies every non-NULL entry, so the layout must be exact;
  * entries libkiwi leaves NULL are typed as plain pointers.
@@ -105,7 +122,7 @@ struct verbs_context_ops {
 	pabi_op dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	pabi_op dealloc_td;
-	pabi_op dereg_mr;
+	int (*dereg_mr)(struct verbs_mr *vmr);
 	pabi_op destroy_ah;
 	pabi_op destroy_counters;
 	int (*destroy_cq)(struct ibv_cq *cq);
@@ -153,7 +170,8 @@ struct verbs_context_ops {
 	pabi_op read_counters;
 	pabi_op reg_dm_mr;
 	pabi_op reg_dmabuf_mr;
-	pabi_op reg_mr;
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	pabi_op rereg_mr;
 	pabi_op resize_cq;
@@ -199,6 +217,11 @@ struct ibv_query_qp {
 	struct ib_uverbs_query_qp core_payload;
 };
 
+struct ibv_reg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_reg_mr core_payload;
+};
+
 /* Functions libibverbs exports under IBVERBS_PRIVATE_34. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
@@ -241,6 +264,15 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+/*
+ * One argument in every rdma-core from 44 to 64 (libibverbs/driver.h and
+ * cmd_mr.c); the ioctl's driver attributes are not exposed to providers.
+ */
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

@@ -79,6 +79,17 @@ int main(void)
 	EXPECT_EQ(offsetof(struct verbs_context_ops, post_send), 55 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, query_qp), 61 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, req_notify_cq), 69 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, dereg_mr), 28 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, reg_mr), 68 * sizeof(void *));
+
+	/* struct verbs_mr: ibv_mr, then mr_type and access (x86-64 LP64). */
+	EXPECT_EQ(sizeof(struct ibv_mr), 48);
+	EXPECT_EQ(offsetof(struct verbs_mr, ibv_mr), 0);
+	EXPECT_EQ(offsetof(struct verbs_mr, mr_type), 48);
+	EXPECT_EQ(offsetof(struct verbs_mr, access), 52);
+	EXPECT_EQ(sizeof(struct verbs_mr), 56);
+	EXPECT_EQ(IBV_MR_TYPE_MR, 0);
+	EXPECT_EQ(IBV_MR_TYPE_DMABUF_MR, 3);
 
 	/* struct verbs_device_ops and struct verbs_device (x86-64 LP64). */
 	EXPECT_EQ(offsetof(struct verbs_device_ops, match_table), 16);
@@ -97,6 +108,10 @@ int main(void)
 	EXPECT_EQ(sizeof(struct ibv_create_cq), 8 + sizeof(struct ib_uverbs_create_cq));
 	EXPECT_EQ(sizeof(struct ibv_create_qp), 8 + sizeof(struct ib_uverbs_create_qp));
 	EXPECT_EQ(sizeof(struct ibv_modify_qp), 8 + sizeof(struct ib_uverbs_modify_qp));
+	EXPECT_EQ(sizeof(struct ibv_reg_mr), 8 + sizeof(struct ib_uverbs_reg_mr));
+	EXPECT_EQ(sizeof(struct ibv_reg_mr), 48);
+	EXPECT_EQ(offsetof(struct ibv_reg_mr, core_payload.access_flags), 44);
+	EXPECT_EQ(sizeof(struct ib_uverbs_reg_mr_resp), 12);
 
 	printf("1..%d\n", n);
 	return failed ? 1 : 0;
