@@ -26,7 +26,8 @@ KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
 MODDIR := /lib/modules/$(KVER)/updates
 
-.PHONY: all module provider install uninstall clean check checkpatch sparse print-kver
+.PHONY: all module provider ktest install uninstall clean check checkpatch sparse \
+	print-kver print-kdir
 
 all: module provider
 
@@ -39,6 +40,11 @@ module:
 
 provider:
 	$(MAKE) -C userspace
+
+# The kernel test module the VM tests load (ktest.sh); not installed.
+KTEST_DIR := tools/testing/selftests/drivers/infiniband/kiwi/kiwi_ktest
+ktest:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTEST_DIR) modules
 
 KO := drivers/infiniband/sw/kiwi/kiwi.ko
 
@@ -61,6 +67,9 @@ check:
 print-kver:
 	@echo $(KVER)
 
+print-kdir:
+	@echo $(KDIR)
+
 # Style and static checks; need the kernel's checkpatch.pl (CHECKPATCH=).
 CHECKPATCH ?= scripts/checkpatch-run.sh
 checkpatch:
@@ -71,4 +80,5 @@ sparse:
 
 clean:
 	-$(MAKE) $(KBUILD_ARGS) clean
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTEST_DIR) clean
 	$(MAKE) -C userspace clean

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_ktest: kiwi as kernel consumers (NVMe-oF, iSER, NFS/RDMA, SMC) see
+ * it through the RDMA core. Loading the module runs every test case in
+ * kt_cases[] against the device named by dev=, prints TAP through the
+ * kernel log ("kiwi_ktest: ok N - case: what") and fails the load with
+ * -EINVAL if any check failed. ktest.sh loads it, re-emits the TAP lines
+ * and unloads it. Nothing is left behind: each case frees what it made.
+ *
+ *   insmod kiwi_ktest.ko dev=kiwi0
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_verbs.h>
+
+static char *dev = "kiwi0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device to test (default kiwi0)");
+
+struct kt {
+	struct ib_device *ibdev;
+	const char *name;	/* of the running case */
+	int n;
+	int failed;
+};
+
+/* One TAP test point; returns @ok so a case can stop on a failure. */
+static __printf(3, 4) bool kt_check(struct kt *kt, bool ok,
+				    const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	kt->n++;
+	if (!ok)
+		kt->failed++;
+	pr_info("%sok %d - %s: %pV\n", ok ? "" : "not ", kt->n, kt->name,
+		&vaf);
+	va_end(args);
+	return ok;
+}
+
+static struct ib_pd *kt_pd(struct kt *kt)
+{
+	struct ib_pd *pd = ib_alloc_pd(kt->ibdev, 0);
+
+	if (!kt_check(kt, !IS_ERR(pd), "ib_alloc_pd (%d)",
+		      PTR_ERR_OR_ZERO(pd)))
+		return NULL;
+	return pd;
+}
+
+static void kt_dealloc_pd(struct kt *kt, struct ib_pd *pd)
+{
+	kt_check(kt, !ib_dealloc_pd_user(pd, NULL), "ib_dealloc_pd");
+}
+
+/* ---- protection domains and the DMA MR ---- */
+
+static void kt_case_pd(struct kt *kt)
+{
+	struct ib_pd *pd, *pd2, *gpd;
+
+	pd = kt_pd(kt);
+	if (!pd)
+		return;
+	kt_check(kt, pd->__internal_mr &&
+		 pd->local_dma_lkey == pd->__internal_mr->lkey &&
+		 pd->__internal_mr->lkey == pd->__internal_mr->rkey &&
+		 (pd->local_dma_lkey >> 8) != 0,
+		 "V-STAG0-2 local_dma_lkey 0x%x is the DMA MR's STag, index not 0",
+		 pd->local_dma_lkey);
+	pd2 = kt_pd(kt);
+	if (pd2) {
+		kt_check(kt, (pd2->local_dma_lkey >> 8) !=
+			 (pd->local_dma_lkey >> 8),
+			 "a second PD has a DMA MR of its own (0x%x, 0x%x)",
+			 pd->local_dma_lkey, pd2->local_dma_lkey);
+		kt_dealloc_pd(kt, pd2);
+	}
+	/* get_dma_mr with remote rights; the core warns about it. */
+	gpd = ib_alloc_pd(kt->ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (kt_check(kt, !IS_ERR(gpd) &&
+		     gpd->unsafe_global_rkey == gpd->local_dma_lkey,
+		     "get_dma_mr with remote rights: global rkey == local_dma_lkey"))
+		kt_dealloc_pd(kt, gpd);
+	kt_dealloc_pd(kt, pd);
+}
+
+/* ---- fast-register MRs: alloc_mr and map_mr_sg ---- */
+
+#define KT_PAGES 4
+#define KT_OFF 100
+
+static void kt_case_map_mr_sg(struct kt *kt)
+{
+	struct scatterlist sg[KT_PAGES];
+	void *buf[KT_PAGES] = {};
+	struct ib_mr *mr, *small;
+	unsigned int off;
+	struct ib_pd *pd;
+	int i, n;
+
+	pd = kt_pd(kt);
+	if (!pd)
+		return;
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 16);
+	if (!kt_check(kt, !IS_ERR(mr), "ib_alloc_mr(MEM_REG, 16) (%d)",
+		      PTR_ERR_OR_ZERO(mr)))
+		goto out_pd;
+	kt_check(kt, mr->lkey == mr->rkey && (mr->lkey >> 8) != 0,
+		 "V-STAG-1 lkey == rkey 0x%x, index not 0", mr->lkey);
+
+	sg_init_table(sg, KT_PAGES);
+	for (i = 0; i < KT_PAGES; i++) {
+		buf[i] = kmalloc(PAGE_SIZE, GFP_KERNEL);
+		if (!buf[i])
+			goto out_buf;
+		sg_set_buf(&sg[i], buf[i], PAGE_SIZE);
+	}
+	n = ib_dma_map_sg(kt->ibdev, sg, KT_PAGES, DMA_BIDIRECTIONAL);
+	if (!kt_check(kt, n == KT_PAGES, "ib_dma_map_sg of %d kmalloc'ed pages",
+		      KT_PAGES))
+		goto out_buf;
+
+	off = KT_OFF;
+	n = ib_map_mr_sg(mr, sg, KT_PAGES, &off, PAGE_SIZE);
+	kt_check(kt, n == KT_PAGES, "ib_map_mr_sg maps all %d pages from offset %d (%d)",
+		 KT_PAGES, KT_OFF, n);
+	kt_check(kt, mr->iova == (u64)(uintptr_t)buf[0] + KT_OFF &&
+		 mr->length == KT_PAGES * PAGE_SIZE - KT_OFF &&
+		 mr->page_size == PAGE_SIZE,
+		 "iova is the first byte's address, length %lu, page_size %lu (%llu, %u)",
+		 KT_PAGES * PAGE_SIZE - KT_OFF, PAGE_SIZE, mr->length,
+		 mr->page_size);
+
+	off = 0;
+	n = ib_map_mr_sg(mr, sg, KT_PAGES, &off, 2 * PAGE_SIZE);
+	kt_check(kt, n == -EINVAL,
+		 "ib_map_mr_sg with 2 * PAGE_SIZE pages (not in page_size_cap) is -EINVAL (%d)",
+		 n);
+
+	/* More pages than max_num_sg: only what fits is mapped. */
+	small = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 2);
+	if (kt_check(kt, !IS_ERR(small), "ib_alloc_mr(MEM_REG, 2)")) {
+		off = KT_OFF;
+		n = ib_map_mr_sg(small, sg, KT_PAGES, &off, PAGE_SIZE);
+		kt_check(kt, n == 2 && small->length == 2 * PAGE_SIZE - KT_OFF,
+			 "ib_map_mr_sg of %d pages into a 2-page MR maps 2 entries, %lu bytes (%d, %llu)",
+			 KT_PAGES, 2 * PAGE_SIZE - KT_OFF, n, small->length);
+		kt_check(kt, !ib_dereg_mr(small), "ib_dereg_mr of the 2-page MR");
+	}
+	ib_dma_unmap_sg(kt->ibdev, sg, KT_PAGES, DMA_BIDIRECTIONAL);
+out_buf:
+	for (i = 0; i < KT_PAGES; i++)
+		kfree(buf[i]);
+	kt_check(kt, !ib_dereg_mr(mr), "ib_dereg_mr");
+out_pd:
+	kt_dealloc_pd(kt, pd);
+}
+
+static void kt_case_alloc_mr_limits(struct kt *kt)
+{
+	u32 max = kt->ibdev->attrs.max_fast_reg_page_list_len;
+	struct ib_mr *mr;
+	struct ib_pd *pd;
+
+	pd = kt_pd(kt);
+	if (!pd)
+		return;
+	kt_check(kt, max > 0, "max_fast_reg_page_list_len is %u", max);
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max);
+	if (kt_check(kt, !IS_ERR(mr), "ib_alloc_mr of max_fast_reg_page_list_len pages"))
+		ib_dereg_mr(mr);
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max + 1);
+	kt_check(kt, PTR_ERR(mr) == -EINVAL,
+		 "ib_alloc_mr of max_fast_reg_page_list_len + 1 pages is -EINVAL (%d)",
+		 PTR_ERR_OR_ZERO(mr));
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 0);
+	kt_check(kt, PTR_ERR(mr) == -EINVAL,
+		 "ib_alloc_mr of 0 pages is -EINVAL (%d)", PTR_ERR_OR_ZERO(mr));
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_SG_GAPS, 16);
+	kt_check(kt, PTR_ERR(mr) == -EOPNOTSUPP,
+		 "ib_alloc_mr(SG_GAPS) is -EOPNOTSUPP (%d)",
+		 PTR_ERR_OR_ZERO(mr));
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+	kt_dealloc_pd(kt, pd);
+}
+
+/* max_mr is enforced: the PD's DMA MR counts too. */
+static void kt_case_max_mr(struct kt *kt)
+{
+	int max = kt->ibdev->attrs.max_mr;
+	struct ib_mr **mrs, *mr;
+	struct ib_pd *pd;
+	int i, got = 0;
+	long err = 0;
+
+	pd = kt_pd(kt);
+	if (!pd)
+		return;
+	mrs = kvcalloc(max + 1, sizeof(*mrs), GFP_KERNEL);
+	if (!kt_check(kt, max > 0 && mrs, "max_mr is %d", max))
+		goto out;
+	for (i = 0; i <= max; i++) {
+		mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 1);
+		if (IS_ERR(mr)) {
+			err = PTR_ERR(mr);
+			break;
+		}
+		mrs[got++] = mr;
+		cond_resched();
+	}
+	kt_check(kt, got == max - 1 && err == -ENOMEM,
+		 "max_mr - 1 MRs besides the DMA MR, then -ENOMEM (%d, %ld)",
+		 got, err);
+	for (i = 0; i < got; i++) {
+		ib_dereg_mr(mrs[i]);
+		cond_resched();
+	}
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 1);
+	if (kt_check(kt, !IS_ERR(mr), "after freeing them an MR can be allocated again"))
+		ib_dereg_mr(mr);
+out:
+	kvfree(mrs);
+	kt_dealloc_pd(kt, pd);
+}
+
+/*
+ * A freed STag index comes back only after many other registrations, and
+ * with another key: a stale STag never names a new MR by accident.
+ */
+static void kt_case_stag_reuse(struct kt *kt)
+{
+	const int limit = 1 << 24;	/* STag indices there can be */
+	u32 first = 0, again = 0;
+	struct ib_mr *mr;
+	struct ib_pd *pd;
+	int i;
+
+	pd = kt_pd(kt);
+	if (!pd)
+		return;
+	for (i = 0; i < limit; i++) {
+		mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 1);
+		if (IS_ERR(mr))
+			break;
+		if (!i)
+			first = mr->lkey;
+		else if ((mr->lkey >> 8) == (first >> 8))
+			again = mr->lkey;
+		ib_dereg_mr(mr);
+		cond_resched();
+		if (again)
+			break;
+	}
+	kt_check(kt, again && i >= kt->ibdev->attrs.max_mr,
+		 "V-PROT-8 a freed STag index returns only after max_mr others (after %d)",
+		 i);
+	kt_check(kt, again && again != first,
+		 "V-STAG-5 a reused index gets another key (0x%x, then 0x%x)",
+		 first, again);
+	kt_dealloc_pd(kt, pd);
+}
+
+/* ---- CQs and QPs of kernel consumers ---- */
+
+#define KT_WRS 3
+
+struct kt_wc {
+	struct ib_cqe cqe;
+	struct kt_qp_ctx *ctx;
+	int id;
+};
+
+struct kt_qp_ctx {
+	int order[2 * KT_WRS];
+	enum ib_wc_status status[2 * KT_WRS];
+	enum ib_wc_opcode opcode[2 * KT_WRS];
+	struct ib_qp *qp[2 * KT_WRS];
+	int done;
+};
+
+static void kt_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kt_wc *w = container_of(wc->wr_cqe, struct kt_wc, cqe);
+	struct kt_qp_ctx *ctx = w->ctx;
+
+	if (ctx->done >= 2 * KT_WRS)
+		return;
+	ctx->order[ctx->done] = w->id;
+	ctx->status[ctx->done] = wc->status;
+	ctx->opcode[ctx->done] = wc->opcode;
+	ctx->qp[ctx->done] = wc->qp;
+	ctx->done++;
+}
+
+static bool kt_flushed(struct kt_qp_ctx *ctx, int from, int first_id,
+		       struct ib_qp *qp, enum ib_wc_opcode op0)
+{
+	int i;
+
+	for (i = 0; i < KT_WRS; i++)
+		if (ctx->order[from + i] != first_id + i ||
+		    ctx->status[from + i] != IB_WC_WR_FLUSH_ERR ||
+		    ctx->qp[from + i] != qp ||
+		    (i == 0 && ctx->opcode[from] != op0))
+			return false;
+	return true;
+}
+
+static void kt_case_qp_flush(struct kt *kt)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	const struct ib_send_wr *bad_send;
+	const struct ib_recv_wr *bad_recv;
+	struct ib_send_wr swr[KT_WRS] = {};
+	struct ib_recv_wr rwr[KT_WRS] = {};
+	struct kt_wc w[2 * KT_WRS] = {};
+	struct ib_qp_attr attr = {};
+	struct ib_cq *scq, *rcq;
+	struct kt_qp_ctx *ctx;
+	struct ib_sge sge;
+	struct ib_qp *qp;
+	struct ib_pd *pd;
+	void *buf;
+	int i, n;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	buf = kzalloc(64, GFP_KERNEL);
+	if (!kt_check(kt, ctx && buf, "allocate the test's buffers"))
+		goto out_free;
+	pd = kt_pd(kt);
+	if (!pd)
+		goto out_free;
+	scq = ib_alloc_cq(kt->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
+	rcq = ib_alloc_cq(kt->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
+	if (!kt_check(kt, !IS_ERR(scq) && !IS_ERR(rcq),
+		      "ib_alloc_cq(IB_POLL_DIRECT) twice"))
+		goto out_cq;
+	init.send_cq = scq;
+	init.recv_cq = rcq;
+	qp = ib_create_qp(pd, &init);
+	if (!kt_check(kt, !IS_ERR(qp), "ib_create_qp(RC) (%d)",
+		      PTR_ERR_OR_ZERO(qp)))
+		goto out_cq;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	kt_check(kt, !ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_ACCESS_FLAGS),
+		 "RESET -> INIT");
+
+	sge.addr = (u64)(uintptr_t)buf;
+	sge.length = 64;
+	sge.lkey = pd->local_dma_lkey;
+	for (i = 0; i < 2 * KT_WRS; i++) {
+		w[i].cqe.done = kt_done;
+		w[i].ctx = ctx;
+		w[i].id = i;
+	}
+	for (i = 0; i < KT_WRS; i++) {
+		rwr[i].wr_cqe = &w[i].cqe;
+		rwr[i].sg_list = &sge;
+		rwr[i].num_sge = 1;
+		rwr[i].next = i + 1 < KT_WRS ? &rwr[i + 1] : NULL;
+		swr[i].wr_cqe = &w[KT_WRS + i].cqe;
+		swr[i].sg_list = &sge;
+		swr[i].num_sge = 1;
+		swr[i].opcode = IB_WR_SEND;
+		swr[i].send_flags = i == 1 ? 0 : IB_SEND_SIGNALED;
+		swr[i].next = i + 1 < KT_WRS ? &swr[i + 1] : NULL;
+	}
+	bad_send = NULL;
+	n = ib_post_send(qp, swr, &bad_send);
+	kt_check(kt, n == -EINVAL && bad_send == swr,
+		 "ib_post_send in INIT is -EINVAL with bad_wr the first WR (%d)",
+		 n);
+	bad_recv = NULL;
+	kt_check(kt, !ib_post_recv(qp, rwr, &bad_recv),
+		 "ib_post_recv of %d WRs in INIT", KT_WRS);
+	kt_check(kt, ib_process_cq_direct(rcq, 16) == 0,
+		 "nothing completes before the QP fails");
+
+	attr.qp_state = IB_QPS_ERR;
+	kt_check(kt, !ib_modify_qp(qp, &attr, IB_QP_STATE), "INIT -> ERR");
+	bad_send = NULL;
+	kt_check(kt, !ib_post_send(qp, swr, &bad_send),
+		 "ib_post_send of %d WRs (one unsignalled) in ERR", KT_WRS);
+
+	n = ib_process_cq_direct(rcq, 16);
+	kt_check(kt, n == KT_WRS && ctx->done == KT_WRS &&
+		 kt_flushed(ctx, 0, 0, qp, IB_WC_RECV),
+		 "V-FL-9 receives complete in order, WR_FLUSH_ERR, RECV, wc->qp is the QP (%d)",
+		 n);
+	n = ib_process_cq_direct(scq, 16);
+	kt_check(kt, n == KT_WRS && ctx->done == 2 * KT_WRS &&
+		 kt_flushed(ctx, KT_WRS, KT_WRS, qp, IB_WC_SEND),
+		 "V-FL-9 sends complete in order, unsignalled too, WR_FLUSH_ERR, SEND (%d)",
+		 n);
+	kt_check(kt, ib_process_cq_direct(scq, 16) == 0 &&
+		 ib_process_cq_direct(rcq, 16) == 0,
+		 "no further completions");
+	kt_check(kt, !ib_destroy_qp(qp), "ib_destroy_qp");
+out_cq:
+	if (!IS_ERR_OR_NULL(scq))
+		ib_free_cq(scq);
+	if (!IS_ERR_OR_NULL(rcq))
+		ib_free_cq(rcq);
+	kt_dealloc_pd(kt, pd);
+out_free:
+	kfree(buf);
+	kfree(ctx);
+}
+
+struct kt_case {
+	const char *name;
+	void (*run)(struct kt *kt);
+};
+
+static const struct kt_case kt_cases[] = {
+	{ "pd", kt_case_pd },
+	{ "map_mr_sg", kt_case_map_mr_sg },
+	{ "alloc_mr_limits", kt_case_alloc_mr_limits },
+	{ "max_mr", kt_case_max_mr },
+	{ "stag_reuse", kt_case_stag_reuse },
+	{ "qp_flush", kt_case_qp_flush },
+};
+
+static int __init kt_init(void)
+{
+	struct kt kt = {};
+	int i;
+
+	pr_info("TAP version 13\n");
+	pr_info("# dev=%s\n", dev);
+	kt.name = "setup";
+	kt.ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	if (kt_check(&kt, kt.ibdev && rdma_protocol_iwarp(kt.ibdev, 1),
+		     "%s exists and is an iWARP device", dev)) {
+		for (i = 0; i < ARRAY_SIZE(kt_cases); i++) {
+			kt.name = kt_cases[i].name;
+			kt_cases[i].run(&kt);
+		}
+	}
+	if (kt.ibdev)
+		ib_device_put(kt.ibdev);
+	pr_info("1..%d\n", kt.n);
+	pr_info("# %d of %d failed\n", kt.failed, kt.n);
+	return kt.failed ? -EINVAL : 0;
+}
+
+static void __exit kt_exit(void)
+{
+}
+
+module_init(kt_init);
+module_exit(kt_exit);
+MODULE_DESCRIPTION("kiwi: kernel test cases run through the RDMA core");
+MODULE_LICENSE("GPL");
