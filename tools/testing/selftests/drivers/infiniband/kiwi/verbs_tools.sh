@@ -47,9 +47,9 @@ check "ibv_devinfo -d kiwi1 shows iWARP too" \
 	has_line "$(ibv_devinfo -d kiwi1 2>&1)" "transport:[[:space:]]+iWARP"
 
 q=$("$KIWI_UVERBS" query kiwi1)
-check "query_device: the limits kiwi enforces (PD 65536, QP 16384, CQ 16384, no MR yet)" \
+check "query_device: the limits kiwi enforces (PD 65536, QP 16384, CQ 16384, MR 65536)" \
 	eval 'has_line "$q" "^max_pd=65536$" && has_line "$q" "^max_qp=16384$" &&
-	      has_line "$q" "^max_cq=16384$" && has_line "$q" "^max_mr=0$"'
+	      has_line "$q" "^max_cq=16384$" && has_line "$q" "^max_mr=65536$"'
 check "user space allocates and frees 1000 PDs" "$KIWI_UVERBS" pd kiwi0 1000
 check "no PD is left behind" test -z "$(rdma resource show pd dev kiwi0 2>/dev/null)"
 check "a PD from inside a namespace works" \
