@@ -11,7 +11,9 @@ source "$dir/lib.sh"
 # Kernel log lines that mean a test broke the kernel.
 BAD_LOG='WARNING:|BUG:|Oops|general protection fault|Call Trace:|refcount_t:|unregister_netdevice: waiting|kmemleak|UBSAN|list_(add|del) corruption|blocked for more than'
 
-tests=${KIWI_TESTS:-$(sed -n 's/^TEST_PROGS := //p' "$dir/Makefile")}
+# TEST_PROGS in the Makefile may continue over several lines.
+tests=${KIWI_TESTS:-$(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba}' "$dir/Makefile" |
+	sed -n 's/^TEST_PROGS := //p')}
 
 if ! "$root/scripts/vm-install.sh"; then
 	echo "not ok 1 install kiwi into the VM"
@@ -22,6 +24,11 @@ status=0
 dmesg -C
 for t in $tests; do
 	echo "# ---- $t"
+	if [ ! -x "$dir/$t" ]; then
+		echo "not ok - $t: no such test"
+		status=1
+		continue
+	fi
 	timeout 600 "$dir/$t" || status=1
 	log=$(dmesg -c)
 	if grep -qE "$BAD_LOG" <<<"$log"; then
