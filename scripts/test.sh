@@ -85,6 +85,8 @@ if scripts/stage.sh >"$out/stage.log" 2>&1; then
 		tap "not ok - VM test run finished within its time limit"
 	elif ! grep -qE '^ok - .*: kernel log clean' "$out/vm.log"; then
 		tap "not ok - VM test run produced results (exit $vmrc)"
+	elif [ "$vmrc" != 0 ] && ! grep -qE '^not ok ' "$out/vm.log"; then
+		tap "not ok - VM test run exited with status $vmrc"
 	fi
 else
 	cat "$out/stage.log"

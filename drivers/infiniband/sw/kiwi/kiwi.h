@@ -27,6 +27,9 @@
 #define KIWI_MAX_ORD		128		/* RDMA Reads in flight, each way */
 #define KIWI_MAX_IRD		128
 
+#include "kiwi_cm.h"
+#include "kiwi_engine.h"
+
 /* Module parameters (kiwi_main.c), validated when the module loads. */
 extern bool kiwi_crc_required;
 extern unsigned int kiwi_mpa_rev;
@@ -65,6 +68,17 @@ struct kiwi_device {
 	u8 *mem_last_key;
 	atomic_t num_mr;
 };
+
+/*
+ * Ring entries pass between producer and consumer by their VALID flag
+ * (kiwi-abi.h). Reading the flag is an acquire, so an entry's fields are
+ * read only after the flag that hands it over; writing it is a release, so
+ * the fields are visible before the flag that hands them over.
+ */
+/* acquire: see above */
+#define kiwi_ring_flags(p)		smp_load_acquire(p)
+/* release: see above */
+#define kiwi_ring_set_flags(p, v)	smp_store_release(p, v)
 
 /**
  * struct kiwi_umap - a ring in pinned user memory, mapped into the kernel
@@ -152,6 +166,16 @@ struct kiwi_queue {
  * @access: IB_ACCESS_REMOTE_* rights for the peer's operations
  * @ord: outbound RDMA Read depth (max_rd_atomic)
  * @ird: inbound RDMA Read depth (max_dest_rd_atomic)
+ * @cep: the connection, with a reference held; NULL when unconnected;
+ *	changed under @state_lock
+ * @sock: the connection's socket while the QP is connected
+ * @crc: MPA CRC in use
+ * @rtr: ready-to-receive message owed to the peer (initiator) or awaited
+ *	from it (responder), KIWI_RTR_*
+ * @rtr_pending: true until that message went out or came in
+ * @initiator: this side sent the MPA Request
+ * @tx: transmit engine, allocated with the QP
+ * @rx: receive engine, allocated with the QP
  */
 struct kiwi_qp {
 	struct ib_qp base_qp;
@@ -172,6 +196,14 @@ struct kiwi_qp {
 	int access;
 	u8 ord;
 	u8 ird;
+	struct kiwi_cep *cep;
+	struct socket *sock;
+	bool crc;
+	u8 rtr;
+	bool rtr_pending;
+	bool initiator;
+	struct kiwi_tx *tx;
+	struct kiwi_rx *rx;
 };
 
 static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
@@ -210,8 +242,22 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 struct ib_qp *kiwi_qp_lookup_ib(struct kiwi_device *kdev, u32 qpn);
+struct kiwi_qp *kiwi_qp_get_by_num(struct kiwi_device *kdev, u32 qpn);
 void kiwi_qp_get(struct kiwi_qp *qp);
 void kiwi_qp_put(struct kiwi_qp *qp);
+int kiwi_qp_cm_bind(struct kiwi_qp *qp, struct kiwi_cep *cep);
+void kiwi_qp_cm_unbind(struct kiwi_qp *qp, struct kiwi_cep *cep);
+int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
+			   bool initiator);
+void kiwi_qp_cm_disconnected(struct kiwi_qp *qp);
+bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
+u8 kiwi_wc_opcode(u8 wr_opcode);
+void kiwi_qp_async_event(struct kiwi_qp *qp, enum ib_event_type type);
+void kiwi_qp_terminated(struct kiwi_qp *qp, u32 code);
+void kiwi_qp_error(struct kiwi_qp *qp);
+void kiwi_iw_add_ref(struct ib_qp *ibqp);
+void kiwi_iw_rem_ref(struct ib_qp *ibqp);
+struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
 
 /* kiwi_device.c */
 int kiwi_device_add(const char *name, struct net_device *netdev);

@@ -152,7 +152,7 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 	cqe->qp_num = src->qp_num;
 	cqe->inval_stag = src->inval_stag;
 	/* The consumer may read the entry as soon as it sees VALID. */
-	smp_store_release(&cqe->flags, src->flags | KIWI_CQE_VALID);
+	kiwi_ring_set_flags(&cqe->flags, src->flags | KIWI_CQE_VALID);
 	cq->put++;
 
 	arm = READ_ONCE(cq->ctrl->notify);
@@ -192,13 +192,12 @@ int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	spin_lock_irqsave(&cq->lock, flags);
 	for (i = 0; i < num_entries; i++) {
 		cqe = &cq->queue[cq->get & (cq->num_cqe - 1)];
-		/* Acquire: read the entry only after seeing VALID. */
-		if (!(smp_load_acquire(&cqe->flags) & KIWI_CQE_VALID))
+		if (!(kiwi_ring_flags(&cqe->flags) & KIWI_CQE_VALID))
 			break;
 		kiwi_cqe_to_wc(cqe, &wc[i]);
 		wc[i].qp = kiwi_qp_lookup_ib(to_kdev(ibcq->device), cqe->qp_num);
 		/* Hand the slot back only after reading it. */
-		smp_store_release(&cqe->flags, 0);
+		kiwi_ring_set_flags(&cqe->flags, 0);
 		cq->get++;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -211,14 +210,13 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	u32 arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
 		  KIWI_NOTIFY_SOLICITED : KIWI_NOTIFY_NEXT;
 
-	/* Arm before looking for missed completions (poll-arm-poll). */
+	/* Full barrier: arm before looking for missed completions. */
 	smp_store_mb(cq->ctrl->notify, arm);
 	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
 		struct kiwi_cqe *cqe = &cq->queue[READ_ONCE(cq->get) &
 						  (cq->num_cqe - 1)];
 
-		/* Pairs with the producer's release of VALID. */
-		return !!(smp_load_acquire(&cqe->flags) & KIWI_CQE_VALID);
+		return !!(kiwi_ring_flags(&cqe->flags) & KIWI_CQE_VALID);
 	}
 	return 0;
 }

@@ -73,6 +73,9 @@ static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	memcpy(ibdev->node_desc, KIWI_NODE_DESC, sizeof(KIWI_NODE_DESC));
+	/* kiwi binds its own sockets: the iWARP port mapper is not needed. */
+	memcpy(ibdev->iw_ifname, netdev->name, sizeof(ibdev->iw_ifname));
+	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, netdev->dev_addr);
 
 	kdev->netdev = netdev;

@@ -58,14 +58,25 @@ static int __init kiwi_init(void)
 {
 	int ret;
 
-	ret = kiwi_netdev_notifier_register();
+	ret = kiwi_cm_init();
 	if (ret)
 		return ret;
+	ret = kiwi_tx_init();
+	if (ret)
+		goto err_cm;
+	ret = kiwi_netdev_notifier_register();
+	if (ret)
+		goto err_tx;
 
 	rdma_link_register(&kiwi_link_ops);
 	pr_info("kiwi: software iWARP RDMA device loaded (MPA rev %u, CRC %s)\n",
 		kiwi_mpa_rev, kiwi_crc_required ? "required" : "negotiated");
 	return 0;
+err_tx:
+	kiwi_tx_exit();
+err_cm:
+	kiwi_cm_exit();
+	return ret;
 }
 
 /*
@@ -78,6 +89,8 @@ static void __exit kiwi_exit(void)
 	rdma_link_unregister(&kiwi_link_ops);
 	ib_unregister_driver(KIWI_DRV_ID);
 	kiwi_netdev_notifier_unregister();
+	kiwi_tx_exit();
+	kiwi_cm_exit();
 	pr_info("kiwi: unloaded\n");
 }
 

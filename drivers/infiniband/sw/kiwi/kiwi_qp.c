@@ -42,6 +42,35 @@ void kiwi_qp_get(struct kiwi_qp *qp)
 	refcount_inc(&qp->refs);
 }
 
+/* Look a QP up by number and take a reference; NULL if none. */
+struct kiwi_qp *kiwi_qp_get_by_num(struct kiwi_device *kdev, u32 qpn)
+{
+	struct kiwi_qp *qp;
+
+	xa_lock(&kdev->qp_xa);
+	qp = xa_load(&kdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->refs))
+		qp = NULL;
+	xa_unlock(&kdev->qp_xa);
+	return qp;
+}
+
+/* iw_cm hooks: it holds QPs by these while it works on them. */
+void kiwi_iw_add_ref(struct ib_qp *ibqp)
+{
+	kiwi_qp_get(to_kqp(ibqp));
+}
+
+void kiwi_iw_rem_ref(struct ib_qp *ibqp)
+{
+	kiwi_qp_put(to_kqp(ibqp));
+}
+
+struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn)
+{
+	return kiwi_qp_lookup_ib(to_kdev(ibdev), qpn);
+}
+
 void kiwi_qp_put(struct kiwi_qp *qp)
 {
 	if (refcount_dec_and_test(&qp->refs))
@@ -174,6 +203,11 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err_xa;
 	qp->ctrl = (struct kiwi_sq_ctrl *)((struct kiwi_sqe *)qp->sq.ring +
 					   qp->sq.num);
+	ret = kiwi_engines_alloc(qp);
+	if (ret) {
+		kiwi_qp_free_rings(qp);
+		goto err_xa;
+	}
 
 	/* Report what the QP really holds. */
 	attr->cap.max_send_wr = qp->sq.num;
@@ -186,7 +220,7 @@ err_xa:
 	return ret;
 }
 
-static u8 kiwi_wc_opcode(u8 wr_opcode)
+u8 kiwi_wc_opcode(u8 wr_opcode)
 {
 	switch (wr_opcode) {
 	case KIWI_WR_RDMA_WRITE:
@@ -216,16 +250,19 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 		struct kiwi_sqe *sqe = (struct kiwi_sqe *)qp->sq.ring +
 				       (qp->sq.head & (qp->sq.num - 1));
 
-		/* Acquire: read the entry only after seeing VALID. */
-		if (!(smp_load_acquire(&sqe->flags) & KIWI_WQE_VALID))
+		if (!(kiwi_ring_flags(&sqe->flags) & KIWI_WQE_VALID))
 			break;
 		cqe.id = READ_ONCE(sqe->id);
 		cqe.opcode = kiwi_wc_opcode(READ_ONCE(sqe->opcode));
-		/* Release: the slot goes back after it was read. */
-		smp_store_release(&sqe->flags, 0);
+		kiwi_ring_set_flags(&sqe->flags, 0);
 		qp->sq.head++;
 		if (kiwi_cq_add(qp->scq, &cqe))
 			break;
+	}
+	/* The transmit engine, stopped, restarts after what was flushed. */
+	if (qp->tx) {
+		qp->tx->next = qp->sq.head;
+		qp->tx->orq_head = qp->tx->orq_tail;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 
@@ -235,12 +272,10 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 		struct kiwi_rqe *rqe = (struct kiwi_rqe *)qp->rq.ring +
 				       (qp->rq.head & (qp->rq.num - 1));
 
-		/* Acquire: read the entry only after seeing VALID. */
-		if (!(smp_load_acquire(&rqe->flags) & KIWI_WQE_VALID))
+		if (!(kiwi_ring_flags(&rqe->flags) & KIWI_WQE_VALID))
 			break;
 		cqe.id = READ_ONCE(rqe->id);
-		/* Release: the slot goes back after it was read. */
-		smp_store_release(&rqe->flags, 0);
+		kiwi_ring_set_flags(&rqe->flags, 0);
 		qp->rq.head++;
 		if (kiwi_cq_add(qp->rcq, &cqe))
 			break;
@@ -252,11 +287,52 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state)
 {
 	WRITE_ONCE(qp->state, state);
-	/* Store, then full barrier: a poster sees ERR or the flush its WR. */
+	/* Full barrier: a later post sees the new state in the ring. */
 	smp_store_mb(qp->ctrl->state, state);
 	/* What was posted before the QP failed completes as flushed. */
-	if (state == IB_QPS_ERR)
+	if (state == IB_QPS_ERR) {
+		kiwi_engines_stop(qp);
 		kiwi_qp_flush(qp);
+	}
+}
+
+void kiwi_qp_async_event(struct kiwi_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->base_qp.device,
+		.element.qp = &qp->base_qp,
+		.event = type,
+	};
+
+	if (qp->base_qp.event_handler)
+		qp->base_qp.event_handler(&ev, qp->base_qp.qp_context);
+}
+
+/* The peer sent a Terminate: protection errors are access errors. */
+void kiwi_qp_terminated(struct kiwi_qp *qp, u32 code)
+{
+	bool access = KIWI_TC_ETYPE(code) == 1 &&
+		      (KIWI_TC_LAYER(code) == KIWI_LAYER_RDMAP ||
+		       KIWI_TC_LAYER(code) == KIWI_LAYER_DDP);
+
+	kiwi_qp_async_event(qp, access ? IB_EVENT_QP_ACCESS_ERR :
+					 IB_EVENT_QP_FATAL);
+}
+
+/* Fail a connected QP from an engine. Context: any; takes no lock. */
+void kiwi_qp_error(struct kiwi_qp *qp)
+{
+	struct kiwi_cep *cep = READ_ONCE(qp->cep);
+
+	if (cep)
+		kiwi_cm_close(cep, true);
+}
+
+/* Ask the connection, if any, to close. Context: qp->state_lock held. */
+static void kiwi_qp_close_conn(struct kiwi_qp *qp, bool abrupt)
+{
+	if (qp->cep)
+		kiwi_cm_close(qp->cep, abrupt);
 }
 
 /*
@@ -291,8 +367,12 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	int ret = 0;
 
 	if (mask & ~(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |
-		     IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC))
+		     IB_QP_PORT | IB_QP_MAX_QP_RD_ATOMIC |
+		     IB_QP_MAX_DEST_RD_ATOMIC))
 		return -EOPNOTSUPP;
+	/* rdma_cm names the port of iWARP QPs; kiwi has one. */
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > KIWI_MAX_ORD)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
@@ -311,6 +391,13 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	}
 	new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	/*
+	 * librdmacm closes an iWARP connection by moving its QP to SQD, also
+	 * when the peer closed first and the QP has failed already: that
+	 * close request succeeds and changes nothing.
+	 */
+	if (cur == IB_QPS_ERR && new == IB_QPS_SQD)
+		new = cur;
 	if (new != cur && !kiwi_qp_transition_ok(cur, new)) {
 		ret = -EINVAL;
 		goto out;
@@ -330,6 +417,9 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->ird = attr->max_dest_rd_atomic;
 
 	kiwi_qp_set_state(qp, new);
+	/* A connected QP closes: gracefully from SQD, by reset from ERR. */
+	if (new != cur && (new == IB_QPS_SQD || new == IB_QPS_ERR))
+		kiwi_qp_close_conn(qp, new == IB_QPS_ERR);
 out:
 	mutex_unlock(&qp->state_lock);
 	return ret;
@@ -362,6 +452,93 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
+/**
+ * kiwi_qp_cm_bind() - attach a connection endpoint to an unconnected QP
+ * @qp: the QP, in INIT or RTR
+ * @cep: the endpoint; the QP takes a reference
+ *
+ * Context: process context; cep->lock held, takes qp->state_lock.
+ * Return: 0, or -EINVAL when the QP is connected or in another state.
+ */
+int kiwi_qp_cm_bind(struct kiwi_qp *qp, struct kiwi_cep *cep)
+{
+	int ret = 0;
+
+	mutex_lock(&qp->state_lock);
+	if (qp->cep || (qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR)) {
+		ret = -EINVAL;
+	} else {
+		kref_get(&cep->ref);
+		qp->cep = cep;
+	}
+	mutex_unlock(&qp->state_lock);
+	return ret;
+}
+
+/* Context: process context; cep->lock held, takes qp->state_lock. */
+void kiwi_qp_cm_unbind(struct kiwi_qp *qp, struct kiwi_cep *cep)
+{
+	bool put = false;
+
+	mutex_lock(&qp->state_lock);
+	if (qp->cep == cep) {
+		qp->cep = NULL;
+		put = true;
+	}
+	mutex_unlock(&qp->state_lock);
+	if (put)
+		kiwi_cep_put(cep);	/* never the last: the caller has one */
+}
+
+/**
+ * kiwi_qp_cm_established() - the MPA exchange is done: enter RTS
+ * @qp: the bound QP
+ * @cep: its endpoint, with the negotiated parameters
+ * @initiator: we sent the MPA Request (and owe the RTR message, if any)
+ *
+ * Context: process context; cep->lock held, takes qp->state_lock.
+ * Return: 0, or -ECONNABORTED when the consumer failed the QP meanwhile.
+ */
+int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
+			   bool initiator)
+{
+	int ret = 0;
+
+	mutex_lock(&qp->state_lock);
+	if (qp->cep != cep ||
+	    (qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR)) {
+		ret = -ECONNABORTED;
+		goto out;
+	}
+	qp->ird = cep->ird;
+	qp->ord = cep->ord;
+	qp->crc = cep->crc;
+	qp->rtr = cep->rtr;
+	qp->rtr_pending = cep->rtr != KIWI_RTR_NONE;
+	qp->initiator = initiator;
+	qp->sock = cep->sock;
+	kiwi_qp_set_state(qp, IB_QPS_RTS);
+	kiwi_engines_start(qp);
+out:
+	mutex_unlock(&qp->state_lock);
+	return ret;
+}
+
+/*
+ * The connection is going away: fail the QP (flushing its WRs) and let go
+ * of the socket. Context: process context; cep->lock held.
+ */
+void kiwi_qp_cm_disconnected(struct kiwi_qp *qp)
+{
+	mutex_lock(&qp->state_lock);
+	if (qp->state != IB_QPS_ERR)
+		kiwi_qp_set_state(qp, IB_QPS_ERR);
+	else
+		kiwi_engines_stop(qp);
+	qp->sock = NULL;
+	mutex_unlock(&qp->state_lock);
+}
+
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
@@ -372,12 +549,14 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 */
 	mutex_lock(&qp->state_lock);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	kiwi_qp_close_conn(qp, true);
 	mutex_unlock(&qp->state_lock);
 
 	xa_erase(&qp->kdev->qp_xa, ibqp->qp_num);
 	/* Wait until the connection manager and the engines let go. */
 	kiwi_qp_put(qp);
 	wait_for_completion(&qp->released);
+	kiwi_engines_free(qp);
 	kiwi_qp_free_rings(qp);
 	return 0;
 }
@@ -408,6 +587,17 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		sqe->opcode = KIWI_WR_LOCAL_INV;
 		sqe->rkey = wr->ex.invalidate_rkey;
 		break;
+	case IB_WR_REG_MR:
+		/* Kernel ring only: the MR pointer never reaches user space. */
+		sqe->opcode = KIWI_WR_REG_MR;
+		sqe->raddr = (uintptr_t)reg_wr(wr)->mr;
+		sqe->rkey = reg_wr(wr)->key;
+		sqe->inline_len = reg_wr(wr)->access;
+		sqe->id = wr->wr_id;
+		kiwi_ring_set_flags(&sqe->flags, KIWI_WQE_VALID |
+				    (wr->send_flags & IB_SEND_SIGNALED ?
+				     KIWI_WQE_SIGNALED : 0));
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -446,7 +636,7 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	}
 	sqe->id = wr->wr_id;
 	/* Publish the entry last. */
-	smp_store_release(&sqe->flags, flags | KIWI_WQE_VALID);
+	kiwi_ring_set_flags(&sqe->flags, flags | KIWI_WQE_VALID);
 	return 0;
 }
 
@@ -488,6 +678,8 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (state == IB_QPS_ERR)
 		kiwi_qp_flush(qp);
+	else if (state == IB_QPS_RTS)
+		kiwi_tx_kick(qp);
 	return ret;
 }
 
@@ -525,8 +717,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			}
 			rqe->num_sge = wr->num_sge;
 			rqe->id = wr->wr_id;
-			/* Release: publish the entry after filling it. */
-			smp_store_release(&rqe->flags, KIWI_WQE_VALID);
+			kiwi_ring_set_flags(&rqe->flags, KIWI_WQE_VALID);
 			qp->rq.tail++;
 		}
 		spin_unlock_irqrestore(&qp->rq_lock, flags);

@@ -11,9 +11,7 @@ source "$dir/lib.sh"
 # Kernel log lines that mean a test broke the kernel.
 BAD_LOG='WARNING:|BUG:|Oops|general protection fault|Call Trace:|refcount_t:|unregister_netdevice: waiting|kmemleak|UBSAN|list_(add|del) corruption|blocked for more than'
 
-# TEST_PROGS in the Makefile may continue over several lines.
-tests=${KIWI_TESTS:-$(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba}' "$dir/Makefile" |
-	sed -n 's/^TEST_PROGS := //p')}
+tests=${KIWI_TESTS:-$(make -s --no-print-directory -C "$dir" print-tests)}
 
 if ! "$root/scripts/vm-install.sh"; then
 	echo "not ok 1 install kiwi into the VM"
@@ -29,8 +27,17 @@ for t in $tests; do
 		status=1
 		continue
 	fi
-	timeout 600 "$dir/$t" || status=1
+	timeout 600 "$dir/$t"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		# Its own "not ok" lines say what failed; this says it failed.
+		echo "not ok - $t exited with status $rc"
+		status=1
+	fi
 	log=$(dmesg -c)
+	# kiwi's own lines (Terminates, refusals) help explain failures.
+	grep -E "kiwi[0-9]*: |infiniband kiwi" <<<"$log" | grep -vE "created on|loaded|unloaded|taints|verification" |
+		head -20 | sed 's/^/# dmesg: /'
 	if grep -qE "$BAD_LOG" <<<"$log"; then
 		echo "not ok - $t: kernel log clean"
 		grep -E -A20 "$BAD_LOG" <<<"$log" | head -60 | sed 's/^/# dmesg: /'

@@ -1,0 +1,842 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * kiwi: the iWARP connection manager.
+ *
+ * Behind the RDMA core's iw_cm, each connection is a kiwi_cep that owns a
+ * kernel TCP socket: the active side connects and sends an MPA Request, the
+ * passive side accepts on a listening socket and reads it, the consumer
+ * accepts or rejects, and the MPA Reply ends the exchange (RFC 5044 section
+ * 7.1; RFC 6581 adds IRD/ORD negotiation and the ready-to-receive message).
+ * The endpoint then hands its socket to the QP's engines, which see only
+ * FPDUs: MPA frames are read with exact lengths, so bytes the peer sent
+ * right behind its frame stay in the socket for the receive engine.
+ *
+ * Context: socket callbacks (softirq) only queue cep->work; everything else
+ * runs in process context under cep->lock. Lock order: a listener's lock,
+ * then its child's; cep->lock, then qp->state_lock. Events go to the iw_cm,
+ * which queues them, so they may be raised under cep->lock.
+ */
+
+#include <linux/inet.h>
+#include <linux/inetdevice.h>
+#include <linux/module.h>
+#include <linux/tcp.h>
+#include <net/addrconf.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+
+static struct workqueue_struct *kiwi_cm_wq;
+
+/* One listen request: a listening endpoint per local address. */
+struct kiwi_listen {
+	struct list_head ceps;
+};
+
+static void kiwi_cep_work(struct work_struct *work);
+static void kiwi_cep_timeout(struct work_struct *work);
+
+static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_device *kdev)
+{
+	struct kiwi_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+
+	if (!cep)
+		return NULL;
+	kref_init(&cep->ref);
+	mutex_init(&cep->lock);
+	cep->kdev = kdev;
+	cep->state = KIWI_CEP_IDLE;
+	INIT_WORK(&cep->work, kiwi_cep_work);
+	INIT_DELAYED_WORK(&cep->timer, kiwi_cep_timeout);
+	INIT_LIST_HEAD(&cep->list);
+	return cep;
+}
+
+static void kiwi_cep_release(struct kref *ref)
+{
+	struct kiwi_cep *cep = container_of(ref, struct kiwi_cep, ref);
+
+	WARN_ON(cep->sock || cep->qp || cep->cm_id);
+	if (cep->listener)
+		kiwi_cep_put(cep->listener);
+	kfree(cep);
+}
+
+void kiwi_cep_put(struct kiwi_cep *cep)
+{
+	kref_put(&cep->ref, kiwi_cep_release);
+}
+
+static void kiwi_cep_queue(struct kiwi_cep *cep)
+{
+	kref_get(&cep->ref);
+	if (!queue_work(kiwi_cm_wq, &cep->work))
+		kiwi_cep_put(cep);
+}
+
+/* Socket callbacks while the endpoint negotiates, listens or closes. */
+static void kiwi_cm_sk_event(struct sock *sk)
+{
+	struct kiwi_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep)
+		kiwi_cep_queue(cep);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Take the socket's callbacks; the socket holds a reference on @cep. */
+static void kiwi_cep_sock_attach(struct kiwi_cep *cep, struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	cep->sock = sock;
+	kref_get(&cep->ref);
+	write_lock_bh(&sk->sk_callback_lock);
+	cep->saved_data_ready = sk->sk_data_ready;
+	cep->saved_state_change = sk->sk_state_change;
+	cep->saved_write_space = sk->sk_write_space;
+	sk->sk_user_data = cep;
+	sk->sk_data_ready = kiwi_cm_sk_event;
+	sk->sk_state_change = kiwi_cm_sk_event;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Give the callbacks back and close the socket; with @abrupt, reset it. */
+static void kiwi_cep_sock_close(struct kiwi_cep *cep, bool abrupt)
+{
+	struct socket *sock = cep->sock;
+	struct sock *sk;
+
+	if (!sock)
+		return;
+	sk = sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = cep->saved_data_ready;
+	sk->sk_state_change = cep->saved_state_change;
+	sk->sk_write_space = cep->saved_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	if (abrupt)
+		sock_no_linger(sk);
+	else
+		kernel_sock_shutdown(sock, SHUT_RDWR);
+	sock_release(sock);
+	cep->sock = NULL;
+	kiwi_cep_put(cep);	/* the socket's reference */
+}
+
+static void kiwi_cep_set_cm_id(struct kiwi_cep *cep, struct iw_cm_id *cm_id)
+{
+	cm_id->add_ref(cm_id);
+	cep->cm_id = cm_id;
+}
+
+static void kiwi_cep_drop_cm_id(struct kiwi_cep *cep)
+{
+	struct iw_cm_id *cm_id = cep->cm_id;
+
+	if (!cm_id)
+		return;
+	cep->cm_id = NULL;
+	cm_id->rem_ref(cm_id);
+}
+
+/* Stop the MPA timer; its reference goes with it. Context: cep->lock held
+ * by a caller that has its own reference.
+ */
+static void kiwi_cep_cancel_timer(struct kiwi_cep *cep)
+{
+	if (cancel_delayed_work(&cep->timer))
+		kiwi_cep_put(cep);
+}
+
+/* Raise an iw_cm event on @cm_id about @cep. Context: cep->lock held. */
+static void kiwi_cm_event(struct kiwi_cep *cep, struct iw_cm_id *cm_id,
+			  enum iw_cm_event_type type, int status)
+{
+	struct iw_cm_event ev = {
+		.event = type,
+		.status = status,
+	};
+
+	if (!cm_id)
+		return;
+	if (cep->sock) {
+		kernel_getsockname(cep->sock, (struct sockaddr *)&ev.local_addr);
+		kernel_getpeername(cep->sock, (struct sockaddr *)&ev.remote_addr);
+	}
+	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
+		ev.provider_data = cep;
+		ev.ird = cep->ird;
+		ev.ord = cep->ord;
+	}
+	if (type == IW_CM_EVENT_CONNECT_REPLY ||
+	    type == IW_CM_EVENT_ESTABLISHED) {
+		ev.ird = cep->ird;
+		ev.ord = cep->ord;
+	}
+	if ((type == IW_CM_EVENT_CONNECT_REQUEST ||
+	     type == IW_CM_EVENT_CONNECT_REPLY) && cep->peer.ulp_pdata_len) {
+		ev.private_data = (void *)cep->peer.ulp_pdata;
+		ev.private_data_len = cep->peer.ulp_pdata_len;
+	}
+	cm_id->event_handler(cm_id, &ev);
+}
+
+static int kiwi_cm_send(struct socket *sock, const void *buf, size_t len)
+{
+	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	int ret = kernel_sendmsg(sock, &msg, &iov, 1, len);
+
+	if (ret < 0)
+		return ret;
+	return ret == len ? 0 : -EAGAIN;
+}
+
+/* Send our MPA Request (active) or Reply (passive). */
+static int kiwi_cm_send_mpa(struct kiwi_cep *cep, bool reply, bool reject)
+{
+	struct kiwi_mpa_frame f = {
+		.reply = reply,
+		.crc = cep->crc,
+		.reject = reject,
+		.enhanced = cep->enhanced,
+		.rev = cep->enhanced ? 2 : 1,
+		.p2p = cep->enhanced,
+		.ird = cep->ird,
+		.ord = cep->ord,
+		.rtr = cep->rtr,
+		.ulp_pdata = cep->out_pdata,
+		.ulp_pdata_len = cep->out_len,
+	};
+	u8 buf[KIWI_MPA_HDR_LEN + KIWI_MPA_MAX_PDATA];
+	size_t len = kiwi_mpa_build(buf, &f);
+
+	if (!len)
+		return -EINVAL;
+	return kiwi_cm_send(cep->sock, buf, len);
+}
+
+/*
+ * Read the peer's MPA frame without reading past it.
+ * Return: 1 with cep->peer decoded, 0 when more bytes are to come,
+ * -ECONNRESET when the connection closed, -EBADMSG for a bad frame.
+ */
+static int kiwi_cm_recv_mpa(struct kiwi_cep *cep, bool want_reply)
+{
+	unsigned int need = KIWI_MPA_HDR_LEN;
+	int ret;
+
+	for (;;) {
+		struct kvec iov;
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+
+		if (cep->mpa_got >= KIWI_MPA_HDR_LEN) {
+			ret = kiwi_mpa_parse(cep->mpa, cep->mpa_got, want_reply,
+					     &cep->peer);
+			if (ret == 0)
+				return 1;
+			if (ret < 0)
+				return -EBADMSG;
+			need = ret;
+		}
+		iov.iov_base = cep->mpa + cep->mpa_got;
+		iov.iov_len = need - cep->mpa_got;
+		ret = kernel_recvmsg(cep->sock, &msg, &iov, 1, iov.iov_len,
+				     MSG_DONTWAIT);
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret <= 0)
+			return -ECONNRESET;
+		cep->mpa_got += ret;
+	}
+}
+
+/* Undo a binding of endpoint and QP. Context: cep->lock held. */
+static void kiwi_cep_unbind_qp(struct kiwi_cep *cep)
+{
+	struct kiwi_qp *qp = cep->qp;
+
+	if (!qp)
+		return;
+	kiwi_qp_cm_unbind(qp, cep);
+	cep->qp = NULL;
+	kiwi_qp_put(qp);
+}
+
+/*
+ * Tear the endpoint down: QP to error, socket closed (reset unless
+ * @graceful), CLOSE to a connected cm_id, all references dropped.
+ * Context: cep->lock held.
+ */
+static void kiwi_cep_teardown(struct kiwi_cep *cep, bool graceful)
+{
+	bool connected = cep->state == KIWI_CEP_RDMA;
+
+	kiwi_cep_cancel_timer(cep);
+	if (cep->qp)
+		kiwi_qp_cm_disconnected(cep->qp);
+	kiwi_cep_sock_close(cep, !graceful);
+	kiwi_cep_unbind_qp(cep);
+	if (connected)
+		kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0);
+	kiwi_cep_drop_cm_id(cep);
+	cep->state = KIWI_CEP_CLOSED;
+}
+
+/* The active side failed before RDMA mode: tell the consumer once. */
+static void kiwi_cep_connect_failed(struct kiwi_cep *cep, int status)
+{
+	kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status);
+	kiwi_cep_teardown(cep, false);
+}
+
+static bool kiwi_cm_peer_ok(struct kiwi_cep *cep)
+{
+	if (cep->peer.markers) {
+		pr_info_ratelimited("kiwi: %s: peer requires MPA markers, which kiwi does not support; refusing the connection\n",
+				    dev_name(&cep->kdev->ibdev.dev));
+		return false;
+	}
+	return true;
+}
+
+/* Active side: the peer's MPA Reply is in. Context: cep->lock held. */
+static void kiwi_cep_got_reply(struct kiwi_cep *cep)
+{
+	struct kiwi_mpa_frame *rep = &cep->peer;
+	int ret;
+
+	if (rep->reject) {
+		kiwi_cep_connect_failed(cep, -ECONNREFUSED);
+		return;
+	}
+	if (!kiwi_cm_peer_ok(cep) || (rep->enhanced && !cep->enhanced) ||
+	    (rep->rtr & (rep->rtr - 1)) || (rep->rtr & ~cep->rtr)) {
+		kiwi_cep_connect_failed(cep, -ECONNREFUSED);
+		return;
+	}
+	cep->crc = cep->crc || rep->crc;
+	if (cep->enhanced && rep->enhanced) {
+		/* Never more Reads in flight than the responder takes. */
+		cep->ord = min(cep->ord, rep->ird);
+		cep->rtr = rep->p2p ? rep->rtr : KIWI_RTR_NONE;
+	} else {
+		cep->enhanced = false;
+		cep->rtr = KIWI_RTR_NONE;
+	}
+	ret = kiwi_qp_cm_established(cep->qp, cep, true);
+	if (ret) {
+		kiwi_cep_connect_failed(cep, ret);
+		return;
+	}
+	kiwi_cep_cancel_timer(cep);
+	cep->state = KIWI_CEP_RDMA;
+	kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0);
+}
+
+/* Passive side: the peer's MPA Request is in. Context: cep->lock held. */
+static void kiwi_cep_got_request(struct kiwi_cep *cep)
+{
+	struct kiwi_cep *lcep = cep->listener;
+	struct kiwi_mpa_frame *req = &cep->peer;
+
+	if (!kiwi_cm_peer_ok(cep)) {
+		cep->out_len = 0;
+		cep->enhanced = false;
+		kiwi_cm_send_mpa(cep, true, true);
+		kiwi_cep_teardown(cep, true);
+		return;
+	}
+	cep->crc = req->crc || kiwi_crc_required;
+	cep->enhanced = req->enhanced && kiwi_mpa_rev >= 2;
+	if (cep->enhanced) {
+		cep->ird = req->ird;
+		cep->ord = req->ord;
+	} else {
+		cep->ird = KIWI_MAX_IRD;
+		cep->ord = KIWI_MAX_ORD;
+	}
+	kiwi_cep_cancel_timer(cep);
+
+	/* Hand the request to the listener's consumer, if it still listens. */
+	mutex_lock(&lcep->lock);
+	if (lcep->state != KIWI_CEP_LISTEN || !lcep->cm_id) {
+		mutex_unlock(&lcep->lock);
+		kiwi_cep_teardown(cep, false);
+		return;
+	}
+	cep->state = KIWI_CEP_RECVD_REQ;
+	kref_get(&cep->ref);	/* the iw_cm's, until accept or reject */
+	kiwi_cm_event(cep, lcep->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0);
+	mutex_unlock(&lcep->lock);
+}
+
+/* Accept every pending connection on a listening socket. */
+static void kiwi_cep_listen_work(struct kiwi_cep *lcep)
+{
+	struct socket *nsock;
+	struct kiwi_cep *cep;
+
+	while (lcep->state == KIWI_CEP_LISTEN &&
+	       !kernel_accept(lcep->sock, &nsock, O_NONBLOCK)) {
+		cep = kiwi_cep_alloc(lcep->kdev);
+		if (!cep) {
+			sock_release(nsock);
+			continue;
+		}
+		/* A child socket inherits the listener's callbacks. */
+		write_lock_bh(&nsock->sk->sk_callback_lock);
+		nsock->sk->sk_user_data = NULL;
+		nsock->sk->sk_data_ready = lcep->saved_data_ready;
+		nsock->sk->sk_state_change = lcep->saved_state_change;
+		nsock->sk->sk_write_space = lcep->saved_write_space;
+		write_unlock_bh(&nsock->sk->sk_callback_lock);
+		kref_get(&lcep->ref);
+		cep->listener = lcep;
+		tcp_sock_set_nodelay(nsock->sk);
+		mutex_lock(&cep->lock);
+		cep->state = KIWI_CEP_AWAIT_REQ;
+		kiwi_cep_sock_attach(cep, nsock);
+		kref_get(&cep->ref);
+		queue_delayed_work(kiwi_cm_wq, &cep->timer, KIWI_MPA_TIMEOUT);
+		mutex_unlock(&cep->lock);
+		/* The request may be in already. */
+		kiwi_cep_queue(cep);
+		kiwi_cep_put(cep);
+	}
+}
+
+static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
+{
+	struct sock *sk = cep->sock ? cep->sock->sk : NULL;
+
+	if (test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) ||
+	    (sk && (sk->sk_err || sk->sk_state == TCP_CLOSE))) {
+		kiwi_cep_teardown(cep, false);
+		return;
+	}
+	if (sk && (sk->sk_shutdown & RCV_SHUTDOWN)) {
+		/* The peer closed: the consumer hears it, then the close. */
+		kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_DISCONNECT, 0);
+		kiwi_cep_teardown(cep, true);
+		return;
+	}
+	if (test_bit(KIWI_CEP_CLOSE_GRACEFUL, &cep->close_req) &&
+	    kiwi_qp_tx_idle(cep->qp))
+		kiwi_cep_teardown(cep, true);
+}
+
+static void kiwi_cep_work(struct work_struct *work)
+{
+	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, work);
+	int ret;
+
+	mutex_lock(&cep->lock);
+	switch (cep->state) {
+	case KIWI_CEP_LISTEN:
+		kiwi_cep_listen_work(cep);
+		break;
+	case KIWI_CEP_CONNECTING:
+		if (cep->sock->sk->sk_state == TCP_ESTABLISHED) {
+			if (kiwi_cm_send_mpa(cep, false, false)) {
+				kiwi_cep_connect_failed(cep, -ECONNRESET);
+				break;
+			}
+			cep->state = KIWI_CEP_AWAIT_REP;
+		} else if (cep->sock->sk->sk_state == TCP_CLOSE) {
+			ret = sock_error(cep->sock->sk);
+			kiwi_cep_connect_failed(cep, ret ?: -ECONNREFUSED);
+		}
+		break;
+	case KIWI_CEP_AWAIT_REP:
+		ret = kiwi_cm_recv_mpa(cep, true);
+		if (ret > 0)
+			kiwi_cep_got_reply(cep);
+		else if (ret < 0)
+			kiwi_cep_connect_failed(cep, -ECONNRESET);
+		break;
+	case KIWI_CEP_AWAIT_REQ:
+		ret = kiwi_cm_recv_mpa(cep, false);
+		if (ret > 0)
+			kiwi_cep_got_request(cep);
+		else if (ret < 0)
+			kiwi_cep_teardown(cep, false);
+		break;
+	case KIWI_CEP_RECVD_REQ:
+		/* The peer gave up before the consumer decided. */
+		if (cep->sock && cep->sock->sk->sk_state != TCP_ESTABLISHED)
+			kiwi_cep_sock_close(cep, true);
+		break;
+	case KIWI_CEP_RDMA:
+		kiwi_cep_rdma_work(cep);
+		break;
+	default:
+		break;
+	}
+	mutex_unlock(&cep->lock);
+	kiwi_cep_put(cep);
+}
+
+static void kiwi_cep_timeout(struct work_struct *work)
+{
+	struct kiwi_cep *cep = container_of(to_delayed_work(work),
+					    struct kiwi_cep, timer);
+
+	mutex_lock(&cep->lock);
+	if (cep->state == KIWI_CEP_CONNECTING ||
+	    cep->state == KIWI_CEP_AWAIT_REP)
+		kiwi_cep_connect_failed(cep, -ETIMEDOUT);
+	else if (cep->state == KIWI_CEP_AWAIT_REQ)
+		kiwi_cep_teardown(cep, false);
+	mutex_unlock(&cep->lock);
+	kiwi_cep_put(cep);	/* the timer's reference */
+}
+
+static int kiwi_addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					   sizeof(struct sockaddr_in);
+}
+
+static int kiwi_cm_pdata_max(bool enhanced)
+{
+	return KIWI_MPA_MAX_PDATA - (enhanced ? KIWI_MPA_V2_DATA_LEN : 0);
+}
+
+int kiwi_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_device *kdev = to_kdev(cm_id->device);
+	bool enhanced = kiwi_mpa_rev >= 2;
+	struct socket *sock;
+	struct kiwi_cep *cep;
+	struct kiwi_qp *qp;
+	int ret;
+
+	if (param->private_data_len > kiwi_cm_pdata_max(enhanced) ||
+	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+		return -EINVAL;
+	qp = kiwi_qp_get_by_num(kdev, param->qpn);
+	if (!qp)
+		return -EINVAL;
+	cep = kiwi_cep_alloc(kdev);
+	if (!cep) {
+		kiwi_qp_put(qp);
+		return -ENOMEM;
+	}
+
+	mutex_lock(&cep->lock);
+	ret = kiwi_qp_cm_bind(qp, cep);
+	if (ret) {
+		kiwi_qp_put(qp);
+		goto err;
+	}
+	cep->qp = qp;
+	cep->enhanced = enhanced;
+	cep->crc = kiwi_crc_required;
+	cep->ird = param->ird;
+	cep->ord = param->ord;
+	/* Offer every ready-to-receive message kiwi understands. */
+	cep->rtr = enhanced ? KIWI_RTR_WRITE | KIWI_RTR_READ | KIWI_RTR_SEND : 0;
+	memcpy(cep->out_pdata, param->private_data, param->private_data_len);
+	cep->out_len = param->private_data_len;
+
+	ret = sock_create(cm_id->m_local_addr.ss_family, SOCK_STREAM,
+			  IPPROTO_TCP, &sock);
+	if (ret)
+		goto err;
+	sock_set_reuseaddr(sock->sk);
+	tcp_sock_set_nodelay(sock->sk);
+	ret = kernel_bind(sock, (struct sockaddr *)&cm_id->m_local_addr,
+			  kiwi_addr_len(&cm_id->m_local_addr));
+	if (ret) {
+		sock_release(sock);
+		goto err;
+	}
+	kiwi_cep_set_cm_id(cep, cm_id);
+	kiwi_cep_sock_attach(cep, sock);
+	cep->state = KIWI_CEP_CONNECTING;
+	ret = kernel_connect(sock, (struct sockaddr *)&cm_id->m_remote_addr,
+			     kiwi_addr_len(&cm_id->m_remote_addr), O_NONBLOCK);
+	if (ret && ret != -EINPROGRESS) {
+		kiwi_cep_sock_close(cep, true);
+		kiwi_cep_drop_cm_id(cep);
+		goto err;
+	}
+	kref_get(&cep->ref);
+	queue_delayed_work(kiwi_cm_wq, &cep->timer, KIWI_MPA_TIMEOUT);
+	cm_id->provider_data = cep;
+	mutex_unlock(&cep->lock);
+	kiwi_cep_queue(cep);	/* the connect may have completed already */
+	return 0;
+err:
+	kiwi_cep_unbind_qp(cep);
+	cep->state = KIWI_CEP_CLOSED;
+	mutex_unlock(&cep->lock);
+	kiwi_cep_put(cep);
+	return ret;
+}
+
+int kiwi_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_cep *cep = cm_id->provider_data;
+	struct kiwi_qp *qp;
+	int ret;
+
+	if (param->private_data_len > kiwi_cm_pdata_max(cep->enhanced) ||
+	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+		return -EINVAL;
+	qp = kiwi_qp_get_by_num(cep->kdev, param->qpn);
+	if (!qp)
+		return -EINVAL;
+
+	mutex_lock(&cep->lock);
+	if (cep->state != KIWI_CEP_RECVD_REQ || !cep->sock) {
+		kiwi_qp_put(qp);
+		ret = -ECONNRESET;
+		goto fail;
+	}
+	ret = kiwi_qp_cm_bind(qp, cep);
+	if (ret) {
+		kiwi_qp_put(qp);
+		goto fail;
+	}
+	cep->qp = qp;
+	kiwi_cep_set_cm_id(cep, cm_id);
+	if (cep->enhanced) {
+		/* Our Reads must fit the initiator's inbound queue. */
+		cep->ord = min_t(u32, param->ord, cep->peer.ird);
+		cep->ird = param->ird;
+		if (cep->peer.p2p)
+			cep->rtr = cep->peer.rtr & KIWI_RTR_WRITE ? KIWI_RTR_WRITE :
+				   cep->peer.rtr & KIWI_RTR_READ ? KIWI_RTR_READ :
+				   cep->peer.rtr & KIWI_RTR_SEND ? KIWI_RTR_SEND :
+				   KIWI_RTR_NONE;
+	} else {
+		cep->ird = param->ird;
+		cep->ord = param->ord;
+	}
+	memcpy(cep->out_pdata, param->private_data, param->private_data_len);
+	cep->out_len = param->private_data_len;
+
+	ret = kiwi_cm_send_mpa(cep, true, false);
+	if (!ret)
+		ret = kiwi_qp_cm_established(qp, cep, false);
+	if (ret)
+		goto fail;
+	cep->state = KIWI_CEP_RDMA;
+	kiwi_cm_event(cep, cm_id, IW_CM_EVENT_ESTABLISHED, 0);
+	mutex_unlock(&cep->lock);
+	kiwi_cep_put(cep);	/* the iw_cm's reference */
+	return 0;
+fail:
+	/* A failed accept ends the request: the iw_cm will not reject it. */
+	kiwi_cep_teardown(cep, false);
+	mutex_unlock(&cep->lock);
+	kiwi_cep_put(cep);
+	return ret;
+}
+
+int kiwi_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 pdata_len)
+{
+	struct kiwi_cep *cep = cm_id->provider_data;
+
+	mutex_lock(&cep->lock);
+	if (cep->state == KIWI_CEP_RECVD_REQ && cep->sock) {
+		memcpy(cep->out_pdata, pdata, min_t(u32, pdata_len,
+						    kiwi_cm_pdata_max(cep->enhanced)));
+		cep->out_len = min_t(u32, pdata_len,
+				     kiwi_cm_pdata_max(cep->enhanced));
+		cep->rtr = KIWI_RTR_NONE;
+		kiwi_cm_send_mpa(cep, true, true);
+	}
+	kiwi_cep_teardown(cep, true);
+	mutex_unlock(&cep->lock);
+	kiwi_cep_put(cep);	/* the iw_cm's reference */
+	return 0;
+}
+
+static int kiwi_listen_one(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
+			   struct sockaddr_storage *addr, int backlog)
+{
+	struct kiwi_device *kdev = to_kdev(cm_id->device);
+	struct socket *sock;
+	struct kiwi_cep *cep;
+	int ret;
+
+	ret = sock_create(addr->ss_family, SOCK_STREAM, IPPROTO_TCP, &sock);
+	if (ret)
+		return ret;
+	sock_set_reuseaddr(sock->sk);
+	if (addr->ss_family == AF_INET6 && cm_id->afonly)
+		ip6_sock_set_v6only(sock->sk);
+	ret = kernel_bind(sock, (struct sockaddr *)addr, kiwi_addr_len(addr));
+	if (!ret)
+		ret = kernel_listen(sock, backlog);
+	if (ret) {
+		sock_release(sock);
+		return ret;
+	}
+	cep = kiwi_cep_alloc(kdev);
+	if (!cep) {
+		sock_release(sock);
+		return -ENOMEM;
+	}
+	mutex_lock(&cep->lock);
+	kiwi_cep_set_cm_id(cep, cm_id);
+	kiwi_cep_sock_attach(cep, sock);
+	cep->state = KIWI_CEP_LISTEN;
+	mutex_unlock(&cep->lock);
+	list_add_tail(&cep->list, &ls->ceps);
+	return 0;
+}
+
+static void kiwi_listen_close(struct kiwi_listen *ls)
+{
+	struct kiwi_cep *cep, *tmp;
+
+	list_for_each_entry_safe(cep, tmp, &ls->ceps, list) {
+		list_del(&cep->list);
+		mutex_lock(&cep->lock);
+		cep->state = KIWI_CEP_CLOSED;
+		kiwi_cep_sock_close(cep, false);
+		kiwi_cep_drop_cm_id(cep);
+		mutex_unlock(&cep->lock);
+		kiwi_cep_put(cep);
+	}
+	kfree(ls);
+}
+
+/*
+ * Listen on @addr's port at each IPv4/IPv6 address of the device's netdev
+ * when @addr is a wildcard: a wildcard socket would collide with another
+ * kiwi device's in the same namespace.
+ */
+static int kiwi_listen_wildcard(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
+				struct sockaddr_storage *addr, int backlog)
+{
+	struct net_device *netdev = to_kdev(cm_id->device)->netdev;
+	struct sockaddr_storage local[8];
+	int n = 0, i, ret = 0;
+
+	rtnl_lock();
+	if (addr->ss_family == AF_INET) {
+		struct in_device *in_dev = __in_dev_get_rtnl(netdev);
+		const struct in_ifaddr *ifa;
+
+		in_dev_for_each_ifa_rtnl(ifa, in_dev) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)&local[n];
+
+			if (n == ARRAY_SIZE(local))
+				break;
+			*sin = *(struct sockaddr_in *)addr;
+			sin->sin_addr.s_addr = ifa->ifa_address;
+			n++;
+		}
+	} else {
+		struct inet6_dev *idev = __in6_dev_get(netdev);
+		struct inet6_ifaddr *ifp;
+
+		if (idev) {
+			read_lock_bh(&idev->lock);
+			list_for_each_entry(ifp, &idev->addr_list, if_list) {
+				struct sockaddr_in6 *sin6 =
+					(struct sockaddr_in6 *)&local[n];
+
+				if (n == ARRAY_SIZE(local))
+					break;
+				*sin6 = *(struct sockaddr_in6 *)addr;
+				sin6->sin6_addr = ifp->addr;
+				if (ipv6_addr_type(&ifp->addr) &
+				    IPV6_ADDR_LINKLOCAL)
+					sin6->sin6_scope_id = netdev->ifindex;
+				n++;
+			}
+			read_unlock_bh(&idev->lock);
+		}
+	}
+	rtnl_unlock();
+
+	for (i = 0; i < n && !ret; i++)
+		ret = kiwi_listen_one(ls, cm_id, &local[i], backlog);
+	return ret;
+}
+
+int kiwi_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
+{
+	struct net_device *netdev = to_kdev(cm_id->device)->netdev;
+	struct sockaddr_storage *addr = &cm_id->m_local_addr;
+	struct kiwi_listen *ls;
+	bool wildcard;
+	int ret = 0;
+
+	ls = kzalloc(sizeof(*ls), GFP_KERNEL);
+	if (!ls)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&ls->ceps);
+
+	wildcard = addr->ss_family == AF_INET ?
+		((struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY) :
+		ipv6_addr_any(&((struct sockaddr_in6 *)addr)->sin6_addr);
+	/* A device whose netdev lives in another namespace hears nothing here. */
+	if (!net_eq(dev_net(netdev), current->nsproxy->net_ns))
+		ret = 0;
+	else if (wildcard)
+		ret = kiwi_listen_wildcard(ls, cm_id, addr, backlog);
+	else
+		ret = kiwi_listen_one(ls, cm_id, addr, backlog);
+	if (ret) {
+		kiwi_listen_close(ls);
+		return ret;
+	}
+	cm_id->provider_data = ls;
+	return 0;
+}
+
+int kiwi_iw_destroy_listen(struct iw_cm_id *cm_id)
+{
+	struct kiwi_listen *ls = cm_id->provider_data;
+
+	if (ls)
+		kiwi_listen_close(ls);
+	cm_id->provider_data = NULL;
+	return 0;
+}
+
+/**
+ * kiwi_cm_close() - ask for a connection's close
+ * @cep: the endpoint
+ * @abrupt: reset now (QP to ERR) instead of closing once the send queue is
+ *	done (QP to SQD)
+ *
+ * Context: any process context; takes no lock the caller may hold.
+ */
+void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt)
+{
+	set_bit(abrupt ? KIWI_CEP_CLOSE_ABRUPT : KIWI_CEP_CLOSE_GRACEFUL,
+		&cep->close_req);
+	kiwi_cep_queue(cep);
+}
+
+/* Have the endpoint look at its state again (the send queue ran dry). */
+void kiwi_cm_poke(struct kiwi_cep *cep)
+{
+	if (test_bit(KIWI_CEP_CLOSE_GRACEFUL, &cep->close_req))
+		kiwi_cep_queue(cep);
+}
+
+int kiwi_cm_init(void)
+{
+	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_MEM_RECLAIM, 0);
+	return kiwi_cm_wq ? 0 : -ENOMEM;
+}
+
+void kiwi_cm_exit(void)
+{
+	destroy_workqueue(kiwi_cm_wq);
+}

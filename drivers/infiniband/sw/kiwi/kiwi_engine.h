@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * kiwi: state of a connected QP's transmit and receive engines.
+ */
+#ifndef _KIWI_ENGINE_H
+#define _KIWI_ENGINE_H
+
+#include <linux/workqueue.h>
+#include <linux/uio.h>
+
+#include "kiwi_wire.h"
+
+struct kiwi_qp;
+struct kiwi_mem;
+
+#define KIWI_TX_BATCH		16	/* FPDUs handed to TCP per call */
+#define KIWI_TX_IOV_PER_FPDU	(2 + 2 + KIWI_MAX_SGE)	/* hdr, trailer, data */
+#define KIWI_RX_HDR_MAX		(KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN + \
+				 KIWI_TERM_CTRL_LEN + KIWI_TERM_SEGLEN_LEN + \
+				 KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN)
+
+/* Kernel-side shadow of a send queue entry between transmit and completion. */
+struct kiwi_sq_slot {
+	u64 id;
+	u32 bytes;
+	u8 opcode;		/* KIWI_WR_* */
+	u8 status;		/* ib_wc_status once done */
+	bool signaled;
+	bool done;
+};
+
+/* ORQ slot value of the zero-length Read sent as RTR message. */
+#define KIWI_ORQ_RTR		U32_MAX
+
+/* A stalled peer fails the connection after this long without progress. */
+#define KIWI_TX_TIMEOUT		(30 * HZ)
+
+/* An RDMA Read we asked for (requester side). */
+struct kiwi_orq_entry {
+	u32 slot;		/* its send queue index, or KIWI_ORQ_RTR */
+	u32 sink_stag;		/* local STag the response lands in */
+	u64 sink_to;
+	u32 len;
+	u32 got;		/* bytes placed so far */
+};
+
+/* An RDMA Read the peer asked for (responder side). */
+struct kiwi_irq_entry {
+	struct kiwi_read_req req;
+	u32 sent;
+};
+
+/**
+ * struct kiwi_tx - transmit engine of one QP
+ * @qp: its QP
+ * @work: the transmit loop; runs on kiwi_tx_wq, never in the poster's
+ *	context, one instance per QP at a time
+ * @msn: last MSN sent on each untagged queue (send, read request, terminate)
+ * @next: next send queue index to transmit
+ * @cur: validated copy of the entry at @next while it is being sent
+ * @cur_mem: memory objects of @cur's SGEs, referenced
+ * @cur_len: its payload length
+ * @cur_sent: bytes of it already handed to TCP
+ * @cur_active: @cur holds a partly sent entry
+ * @slots: completion shadows, one per send queue entry
+ * @orq: RDMA Reads in flight, a ring of @qp->ord entries
+ * @orq_head: oldest; @orq_tail: next free (protected by qp->sq_lock)
+ * @irq: inbound RDMA Read Requests to answer, a ring of KIWI_MAX_IRD
+ * @irq_head: oldest; @irq_tail: next free (protected by @irq_lock)
+ * @irq_lock: the receive engine adds requests from softirq context
+ * @term: a Terminate to send before anything else, then stop
+ * @term_buf: its RDMAP header (built by the receive engine)
+ * @term_len: its length
+ * @term_pending: @term_buf waits to be sent
+ * @stopped: the engine sends nothing more (error or close)
+ */
+struct kiwi_tx {
+	struct kiwi_qp *qp;
+	struct work_struct work;
+	u32 msn[3];
+	u32 next;
+	struct kiwi_sqe cur;
+	struct kiwi_mem *cur_mem[KIWI_MAX_SGE];
+	u32 cur_len;
+	u32 cur_sent;
+	bool cur_active;
+	struct kiwi_sq_slot *slots;
+	struct kiwi_orq_entry orq[KIWI_MAX_ORD];
+	u32 orq_head;
+	u32 orq_tail;
+	struct kiwi_irq_entry irq[KIWI_MAX_IRD];
+	u32 irq_head;
+	u32 irq_tail;
+	spinlock_t irq_lock;		/* see @irq_lock above */
+	u8 term_buf[KIWI_TERM_CTRL_LEN + KIWI_TERM_SEGLEN_LEN +
+		    KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN];
+	unsigned int term_len;
+	bool term_pending;
+	bool stopped;
+	/* one batch of FPDUs: headers, trailers, and the vectors over them */
+	u8 hdr[KIWI_TX_BATCH][KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN +
+				KIWI_READ_REQ_LEN];
+	u8 trl[KIWI_TX_BATCH][3 + KIWI_MPA_CRC_SIZE];
+	struct kvec iov[KIWI_TX_BATCH * KIWI_TX_IOV_PER_FPDU];
+	void *kmapped[KIWI_TX_BATCH * KIWI_MAX_SGE * 2];
+};
+
+enum kiwi_rx_state {
+	KIWI_RX_HDR,		/* collecting length field and headers */
+	KIWI_RX_DATA,		/* placing the payload */
+	KIWI_RX_TRAILER,	/* pad and CRC */
+	KIWI_RX_DEAD,		/* after an error: discard everything */
+};
+
+/**
+ * struct kiwi_rx - receive engine of one QP; runs in the socket's
+ * data-ready callback (softirq) under the socket lock
+ * @state: where in the current FPDU we are
+ * @hdr: the current FPDU's length field and headers
+ * @hdr_got: bytes of @hdr received
+ * @hdr_need: bytes of @hdr needed
+ * @ulpdu_len: the current FPDU's ULPDU_Length
+ * @ddp: its decoded headers
+ * @data_left: payload bytes still to place
+ * @trl: pad and CRC bytes received
+ * @trl_got: their count
+ * @trl_need: pad + CRC size
+ * @crc: running MPA CRC
+ * @msn: next MSN expected on each untagged queue
+ * @mo: bytes received of the current Send message
+ * @rqe: the receive WQE the current Send lands in
+ * @rqe_mem: its SGEs' memory objects, referenced
+ * @rqe_len: its capacity
+ * @have_rqe: @rqe is taken from the receive queue
+ * @tmem: memory object of the current tagged segment, referenced
+ * @to: where in it the next payload byte goes
+ */
+struct kiwi_rx {
+	enum kiwi_rx_state state;
+	u8 hdr[KIWI_RX_HDR_MAX];
+	unsigned int hdr_got;
+	unsigned int hdr_need;
+	u16 ulpdu_len;
+	struct kiwi_ddp_hdr ddp;
+	unsigned int data_left;
+	u8 trl[3 + KIWI_MPA_CRC_SIZE];
+	unsigned int trl_got;
+	unsigned int trl_need;
+	u32 crc;
+	u32 msn[3];
+	u32 mo;
+	struct kiwi_rqe rqe;
+	struct kiwi_mem *rqe_mem[KIWI_MAX_SGE];
+	u32 rqe_len;
+	bool have_rqe;
+	struct kiwi_mem *tmem;
+	u64 to;
+};
+
+int kiwi_tx_init(void);
+void kiwi_tx_exit(void);
+int kiwi_engines_alloc(struct kiwi_qp *qp);
+void kiwi_engines_free(struct kiwi_qp *qp);
+void kiwi_engines_start(struct kiwi_qp *qp);
+void kiwi_engines_stop(struct kiwi_qp *qp);
+void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_rx_data_ready(struct sock *sk);
+void kiwi_sq_complete(struct kiwi_qp *qp);
+void kiwi_rx_reset(struct kiwi_qp *qp);
+void kiwi_rx_drain(struct kiwi_qp *qp);
+
+#endif /* _KIWI_ENGINE_H */

@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * kiwi: the receive engine.
+ *
+ * Runs in the socket's data-ready callback (softirq, socket lock held) and
+ * walks the byte stream FPDU by FPDU with tcp_read_sock(): headers are
+ * collected into a small buffer and validated (kiwi_wire.c, then against
+ * connection state here), payload is placed straight from the skb into
+ * registered memory (RDMA Write, Read Response) or into the receive WQE's
+ * buffers (Send), and the trailer's CRC is checked when negotiated. Any
+ * violation queues a Terminate with the RFC 5040/5041/5044 code and stops
+ * the engine; the connection manager then fails the QP.
+ *
+ * Context: softirq or process context with the socket lock held; never
+ * sleeps. Takes qp->rq_lock and qp->sq_lock (interrupts off).
+ */
+
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+#include "kiwi_mem.h"
+
+/* CRC32c over skb bytes, for the MPA CRC of placed payload. */
+static __wsum kiwi_rx_crc_update(const void *buf, int len, __wsum crc)
+{
+	return (__force __wsum)kiwi_crc32c_update((__force u32)crc, buf, len);
+}
+
+static __wsum kiwi_rx_crc_combine(__wsum crc, __wsum crc2, int off, int len)
+{
+	return (__force __wsum)__crc32c_le_combine((__force u32)crc,
+						   (__force u32)crc2, len);
+}
+
+static const struct skb_checksum_ops kiwi_crc_ops = {
+	.update = kiwi_rx_crc_update,
+	.combine = kiwi_rx_crc_combine,
+};
+
+static void kiwi_rx_put_rqe(struct kiwi_rx *rx)
+{
+	int i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (rx->rqe_mem[i])
+			kiwi_mem_put(rx->rqe_mem[i]);
+		rx->rqe_mem[i] = NULL;
+	}
+	rx->have_rqe = false;
+}
+
+/*
+ * Stop receiving and have the transmit engine send a Terminate for @tc
+ * about the current FPDU, then fail the connection.
+ */
+static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
+{
+	struct kiwi_rx *rx = qp->rx;
+	struct kiwi_term t = { .code = tc };
+	unsigned int dlen = rx->ddp.tagged ? KIWI_TAGGED_HDR_LEN :
+					     KIWI_UNTAGGED_HDR_LEN;
+
+	if (rx->state == KIWI_RX_DEAD)
+		return;
+	rx->state = KIWI_RX_DEAD;
+	ibdev_info_ratelimited(&qp->kdev->ibdev,
+			       "QP %u: peer violated the protocol, sending Terminate %08x (opcode %u, ULPDU %u)\n",
+			       qp->base_qp.qp_num, tc, rx->ddp.opcode,
+			       rx->ulpdu_len);
+	kiwi_term_flags(tc, rx->hdr_got >= KIWI_MPA_LEN_SIZE + dlen ?
+			rx->ddp.opcode : -1, &t);
+	if (t.d) {
+		t.seg_len = rx->ulpdu_len;
+		t.ddp_hdr = rx->hdr + KIWI_MPA_LEN_SIZE;
+		t.ddp_hdr_len = dlen;
+	}
+	if (t.r)
+		t.rdmap_hdr = rx->hdr + KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN;
+	qp->tx->term_len = kiwi_term_build(qp->tx->term_buf, &t);
+	qp->tx->term_pending = true;
+	kiwi_qp_async_event(qp, KIWI_TC_LAYER(tc) == KIWI_LAYER_RDMAP &&
+			    KIWI_TC_ETYPE(tc) == 1 ?
+			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
+	kiwi_tx_kick(qp);
+	if (qp->cep)
+		kiwi_cm_close(qp->cep, true);
+}
+
+/* Take the next receive WQE for a new Send message. Return: 0 or a tc. */
+static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = qp->rx;
+	struct kiwi_rqe *rqe;
+	unsigned long flags;
+	u64 len = 0;
+	int i;
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	rqe = (struct kiwi_rqe *)qp->rq.ring + (qp->rq.head & (qp->rq.num - 1));
+	if (!(kiwi_ring_flags(&rqe->flags) & KIWI_WQE_VALID)) {
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		return KIWI_TC_DDP_U_NO_BUF;
+	}
+	memcpy(&rx->rqe, rqe, sizeof(rx->rqe));
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+
+	rx->have_rqe = true;
+	if (rx->rqe.num_sge > qp->rq.max_sge)
+		return KIWI_TC_DDP_LOCAL_CATA;
+	for (i = 0; i < rx->rqe.num_sge; i++) {
+		struct kiwi_sge *sge = &rx->rqe.sge[i];
+
+		len += sge->length;
+		if (!sge->length)
+			continue;
+		rx->rqe_mem[i] = kiwi_mem_get(qp->kdev, sge->lkey);
+		if (!rx->rqe_mem[i] ||
+		    kiwi_mem_check(rx->rqe_mem[i], qp->base_qp.pd,
+				   IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length))
+			return KIWI_TC_DDP_LOCAL_CATA;
+	}
+	rx->rqe_len = min_t(u64, len, U32_MAX);
+	return 0;
+}
+
+/* Complete the receive WQE of a finished Send message. */
+static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
+{
+	struct kiwi_rx *rx = qp->rx;
+	struct kiwi_cqe cqe = {
+		.id = rx->rqe.id,
+		.opcode = IB_WC_RECV,
+		.status = status,
+		.bytes = rx->mo,
+		.qp_num = qp->base_qp.qp_num,
+	};
+	struct kiwi_rqe *rqe;
+	unsigned long flags;
+
+	if (rx->ddp.opcode == KIWI_OP_SEND_SE ||
+	    rx->ddp.opcode == KIWI_OP_SEND_SE_INV)
+		cqe.flags |= KIWI_CQE_SOLICITED;
+	if (rx->ddp.inv_stag) {
+		cqe.flags |= KIWI_CQE_INVALIDATED;
+		cqe.inval_stag = rx->ddp.inv_stag;
+	}
+	kiwi_rx_put_rqe(rx);
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	rqe = (struct kiwi_rqe *)qp->rq.ring + (qp->rq.head & (qp->rq.num - 1));
+	kiwi_ring_set_flags(&rqe->flags, 0);
+	qp->rq.head++;
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	kiwi_cq_add(qp->rcq, &cqe);
+}
+
+/* Validate a new segment against connection state. Return: 0 or a tc. */
+static u32 kiwi_rx_segment_start(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = qp->rx;
+	struct kiwi_ddp_hdr *h = &rx->ddp;
+	u32 seg = rx->ulpdu_len - h->hdr_len;
+	u32 tc;
+
+	rx->data_left = seg;
+	if (h->tagged) {
+		/* Write or Read Response: place at (STag, TO). */
+		int access = h->opcode == KIWI_OP_WRITE ?
+			     IB_ACCESS_REMOTE_WRITE : IB_ACCESS_LOCAL_WRITE;
+
+		if (!seg)
+			return 0;	/* zero length: no STag to check */
+		rx->tmem = kiwi_mem_get(qp->kdev, h->stag);
+		if (!rx->tmem)
+			return KIWI_TC_DDP_T_INV_STAG;
+		tc = kiwi_mem_check(rx->tmem, qp->base_qp.pd, access, h->to, seg);
+		if (tc)
+			return tc == KIWI_TC_RDMAP_BASE_BOUNDS ?
+			       KIWI_TC_DDP_T_BASE_BOUNDS :
+			       tc == KIWI_TC_RDMAP_TO_WRAP ? KIWI_TC_DDP_T_TO_WRAP :
+			       tc == KIWI_TC_RDMAP_STAG_NOT_ASSOC ?
+			       KIWI_TC_DDP_T_STAG_NOT_ASSOC : KIWI_TC_DDP_T_INV_STAG;
+		rx->to = h->to;
+		if (h->opcode == KIWI_OP_READ_RESP) {
+			struct kiwi_tx *tx = qp->tx;
+			struct kiwi_orq_entry *o;
+
+			if (tx->orq_head == tx->orq_tail)
+				return KIWI_TC_RDMAP_UNEXP_OPCODE;
+			o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+			if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
+			    o->got + seg > o->len)
+				return KIWI_TC_DDP_T_BASE_BOUNDS;
+		}
+		return 0;
+	}
+
+	/* Untagged: MSN and MO must be the ones expected. */
+	if (h->msn != rx->msn[h->qn])
+		return KIWI_TC_DDP_U_INV_MSN;
+	switch (h->opcode) {
+	case KIWI_OP_SEND:
+	case KIWI_OP_SEND_INV:
+	case KIWI_OP_SEND_SE:
+	case KIWI_OP_SEND_SE_INV:
+		if (h->mo != rx->mo)
+			return KIWI_TC_DDP_U_INV_MO;
+		if (!rx->have_rqe) {
+			tc = kiwi_rx_take_rqe(qp);
+			if (tc)
+				return tc;
+		}
+		if ((u64)rx->mo + seg > rx->rqe_len)
+			return KIWI_TC_DDP_U_TOO_LONG;
+		return 0;
+	case KIWI_OP_READ_REQ:
+	case KIWI_OP_TERMINATE:
+		return h->mo ? KIWI_TC_DDP_U_INV_MO : 0;
+	default:
+		return KIWI_TC_RDMAP_UNEXP_OPCODE;
+	}
+}
+
+/* Place @len payload bytes of the current segment from @skb at @off. */
+static u32 kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb,
+			 unsigned int off, unsigned int len)
+{
+	struct kiwi_rx *rx = qp->rx;
+	int i;
+
+	if (qp->crc)
+		rx->crc = (__force u32)__skb_checksum(skb, off, len,
+						      (__force __wsum)rx->crc,
+						      &kiwi_crc_ops);
+	if (rx->ddp.tagged) {
+		if (kiwi_mem_write_skb(rx->tmem, rx->to, skb, off, len))
+			return KIWI_TC_DDP_LOCAL_CATA;
+		rx->to += len;
+		return 0;
+	}
+	/* Send payload: scatter over the receive WQE's SGEs. */
+	while (len) {
+		u32 pos = rx->mo, in;
+		struct kiwi_sge *sge = NULL;
+
+		for (i = 0; i < rx->rqe.num_sge; i++) {
+			if (pos < rx->rqe.sge[i].length) {
+				sge = &rx->rqe.sge[i];
+				break;
+			}
+			pos -= rx->rqe.sge[i].length;
+		}
+		if (!sge)
+			return KIWI_TC_DDP_U_TOO_LONG;
+		in = min(len, sge->length - pos);
+		if (kiwi_mem_write_skb(rx->rqe_mem[i], sge->addr + pos, skb,
+				       off, in))
+			return KIWI_TC_DDP_LOCAL_CATA;
+		rx->mo += in;
+		off += in;
+		len -= in;
+	}
+	return 0;
+}
+
+/* The peer asks for an RDMA Read: check it and queue it for transmit. */
+static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_read_req rr;
+	struct kiwi_irq_entry *e;
+	unsigned long flags;
+	u32 tc = 0;
+
+	kiwi_read_req_parse(qp->rx->hdr + KIWI_MPA_LEN_SIZE +
+			    KIWI_UNTAGGED_HDR_LEN, &rr);
+	if (rr.size) {
+		struct kiwi_mem *mem = kiwi_mem_get(qp->kdev, rr.src_stag);
+
+		tc = mem ? kiwi_mem_check(mem, qp->base_qp.pd,
+					  IB_ACCESS_REMOTE_READ, rr.src_to,
+					  rr.size) : KIWI_TC_RDMAP_INV_STAG;
+		if (mem)
+			kiwi_mem_put(mem);
+		if (tc)
+			return tc;
+	}
+	spin_lock_irqsave(&tx->irq_lock, flags);
+	if (tx->irq_tail - tx->irq_head >= max_t(u32, qp->ird, 1)) {
+		tc = KIWI_TC_RDMAP_OP_UNSPEC;	/* beyond the IRD we granted */
+	} else {
+		e = &tx->irq[tx->irq_tail % KIWI_MAX_IRD];
+		e->req = rr;
+		e->sent = 0;
+		tx->irq_tail++;
+	}
+	spin_unlock_irqrestore(&tx->irq_lock, flags);
+	if (!tc)
+		kiwi_tx_kick(qp);
+	return tc;
+}
+
+/* A whole segment is in and its CRC checked: act on it. */
+static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = qp->rx;
+	struct kiwi_ddp_hdr *h = &rx->ddp;
+	struct kiwi_tx *tx = qp->tx;
+	bool was_rtr = qp->rtr_pending && !qp->initiator;
+	u32 tc = 0;
+
+	if (rx->tmem) {
+		kiwi_mem_put(rx->tmem);
+		rx->tmem = NULL;
+	}
+	switch (h->opcode) {
+	case KIWI_OP_READ_RESP: {
+		struct kiwi_orq_entry *o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+		unsigned long flags;
+		u32 slot;
+
+		o->got += rx->ulpdu_len - h->hdr_len;
+		if (!h->last)
+			break;
+		if (o->got != o->len)
+			return KIWI_TC_DDP_T_BASE_BOUNDS;
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		slot = o->slot;
+		tx->orq_head++;
+		if (slot != KIWI_ORQ_RTR) {
+			tx->slots[slot & (qp->sq.num - 1)].status = IB_WC_SUCCESS;
+			tx->slots[slot & (qp->sq.num - 1)].done = true;
+		}
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		kiwi_sq_complete(qp);
+		kiwi_tx_kick(qp);	/* a stalled Read may go now */
+		break;
+	}
+	case KIWI_OP_SEND:
+	case KIWI_OP_SEND_INV:
+	case KIWI_OP_SEND_SE:
+	case KIWI_OP_SEND_SE_INV:
+		if (!h->last)
+			break;
+		rx->msn[KIWI_QN_SEND]++;
+		if (h->inv_stag) {
+			tc = kiwi_mem_invalidate(qp->kdev, h->inv_stag,
+						 qp->base_qp.pd, true);
+			if (tc)
+				return tc;
+		}
+		kiwi_rx_complete_rqe(qp, IB_WC_SUCCESS);
+		rx->mo = 0;
+		break;
+	case KIWI_OP_READ_REQ:
+		rx->msn[KIWI_QN_READ_REQ]++;
+		tc = kiwi_rx_read_req(qp);
+		break;
+	case KIWI_OP_TERMINATE: {
+		struct kiwi_term t;
+
+		rx->msn[KIWI_QN_TERMINATE]++;
+		if (!kiwi_term_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
+				     KIWI_UNTAGGED_HDR_LEN,
+				     rx->ulpdu_len - KIWI_UNTAGGED_HDR_LEN, &t)) {
+			ibdev_info_ratelimited(&qp->kdev->ibdev,
+					       "QP %u: peer sent Terminate %08x\n",
+					       qp->base_qp.qp_num, t.code);
+			kiwi_qp_terminated(qp, t.code);
+		}
+		rx->state = KIWI_RX_DEAD;
+		if (qp->cep)
+			kiwi_cm_close(qp->cep, true);
+		return 0;
+	}
+	default:
+		break;
+	}
+	if (!tc && was_rtr && h->last) {
+		/* The peer's ready-to-receive message: we may transmit. */
+		qp->rtr_pending = false;
+		kiwi_tx_kick(qp);
+	}
+	return tc;
+}
+
+/* Collect header bytes; Return: 1 when the headers are complete. */
+static int kiwi_rx_hdr(struct kiwi_qp *qp, struct sk_buff *skb,
+		       unsigned int off, unsigned int *len, u32 *tc)
+{
+	struct kiwi_rx *rx = qp->rx;
+	unsigned int n = min(*len, rx->hdr_need - rx->hdr_got);
+
+	if (skb_copy_bits(skb, off, rx->hdr + rx->hdr_got, n)) {
+		*tc = KIWI_TC_MPA_LOCAL_CATA;
+		return 0;
+	}
+	rx->hdr_got += n;
+	*len -= n;
+	if (rx->hdr_got < rx->hdr_need)
+		return 0;
+
+	if (rx->hdr_need == KIWI_MPA_LEN_SIZE + 1) {
+		/* Length and DDP control are in: size the headers. */
+		rx->ulpdu_len = get_unaligned_be16(rx->hdr);
+		rx->hdr_need = KIWI_MPA_LEN_SIZE +
+			       (rx->hdr[KIWI_MPA_LEN_SIZE] & 0x80 ?
+				KIWI_TAGGED_HDR_LEN : KIWI_UNTAGGED_HDR_LEN);
+		if (rx->ulpdu_len + KIWI_MPA_LEN_SIZE < rx->hdr_need) {
+			*tc = KIWI_TC_MPA_MARKER;	/* not an FPDU */
+			return 0;
+		}
+		return 0;
+	}
+	if (rx->hdr_need == KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN &&
+	    !(rx->hdr[KIWI_MPA_LEN_SIZE] & 0x80)) {
+		u8 op = rx->hdr[KIWI_MPA_LEN_SIZE + 1] & 0xf;
+
+		/* Read Request and Terminate headers follow the DDP header. */
+		if ((op == KIWI_OP_READ_REQ || op == KIWI_OP_TERMINATE) &&
+		    rx->ulpdu_len + KIWI_MPA_LEN_SIZE > rx->hdr_need) {
+			if (rx->ulpdu_len + KIWI_MPA_LEN_SIZE > KIWI_RX_HDR_MAX) {
+				*tc = KIWI_TC_RDMAP_OP_UNSPEC;
+				return 0;
+			}
+			rx->hdr_need = KIWI_MPA_LEN_SIZE + rx->ulpdu_len;
+			return 0;
+		}
+	}
+	*tc = kiwi_ddp_parse(rx->hdr + KIWI_MPA_LEN_SIZE, rx->ulpdu_len,
+			     &rx->ddp);
+	return *tc ? 0 : 1;
+}
+
+static void kiwi_rx_next_fpdu(struct kiwi_rx *rx)
+{
+	rx->state = KIWI_RX_HDR;
+	rx->hdr_got = 0;
+	rx->hdr_need = KIWI_MPA_LEN_SIZE + 1;
+}
+
+/* tcp_read_sock() actor: consume as much of @skb as there is. */
+static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			 unsigned int off, size_t avail)
+{
+	struct kiwi_qp *qp = desc->arg.data;
+	struct kiwi_rx *rx = qp->rx;
+	unsigned int len = avail;
+	u32 tc = 0;
+
+	while (len && rx->state != KIWI_RX_DEAD) {
+		unsigned int done = avail - len;
+
+		switch (rx->state) {
+		case KIWI_RX_HDR:
+			if (!kiwi_rx_hdr(qp, skb, off + done, &len, &tc)) {
+				if (tc)
+					goto err;
+				break;
+			}
+			if (qp->crc)
+				rx->crc = kiwi_crc32c_update(kiwi_mpa_crc_init(),
+							     rx->hdr,
+							     rx->hdr_got);
+			tc = kiwi_rx_segment_start(qp);
+			if (tc)
+				goto err;
+			rx->trl_got = 0;
+			rx->trl_need = kiwi_mpa_pad(rx->ulpdu_len) +
+				       KIWI_MPA_CRC_SIZE;
+			rx->state = KIWI_RX_DATA;
+			fallthrough;
+		case KIWI_RX_DATA: {
+			unsigned int n = min(len, rx->data_left);
+
+			if (n) {
+				tc = kiwi_rx_place(qp, skb, off + avail - len, n);
+				if (tc)
+					goto err;
+				rx->data_left -= n;
+				len -= n;
+			}
+			if (!rx->data_left)
+				rx->state = KIWI_RX_TRAILER;
+			break;
+		}
+		case KIWI_RX_TRAILER: {
+			unsigned int n = min(len, rx->trl_need - rx->trl_got);
+			unsigned int pad = rx->trl_need - KIWI_MPA_CRC_SIZE;
+
+			if (skb_copy_bits(skb, off + done, rx->trl + rx->trl_got, n)) {
+				tc = KIWI_TC_MPA_LOCAL_CATA;
+				goto err;
+			}
+			rx->trl_got += n;
+			len -= n;
+			if (rx->trl_got < rx->trl_need)
+				break;
+			if (qp->crc) {
+				u32 crc = kiwi_crc32c_update(rx->crc, rx->trl, pad);
+
+				if (kiwi_mpa_crc_final(crc) !=
+				    kiwi_mpa_crc_get(rx->trl + pad)) {
+					tc = KIWI_TC_MPA_CRC;
+					goto err;
+				}
+			}
+			tc = kiwi_rx_segment_end(qp);
+			if (tc)
+				goto err;
+			if (rx->state != KIWI_RX_DEAD)
+				kiwi_rx_next_fpdu(rx);
+			break;
+		}
+		default:
+			len = 0;
+			break;
+		}
+	}
+	return avail;
+err:
+	kiwi_rx_terminate(qp, tc);
+	return avail;
+}
+
+/* Socket data-ready callback of a connected QP. Context: softirq. */
+void kiwi_rx_data_ready(struct sock *sk)
+{
+	read_descriptor_t desc = { .count = 1 };
+	struct kiwi_cep *cep;
+	struct kiwi_qp *qp;
+
+	read_lock(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	qp = cep ? cep->qp : NULL;
+	if (qp && qp->rx && qp->rx->state != KIWI_RX_DEAD) {
+		desc.arg.data = qp;
+		tcp_read_sock(sk, &desc, kiwi_rx_actor);
+	}
+	read_unlock(&sk->sk_callback_lock);
+}
+
+/* Read what is queued on the socket already. Context: process context. */
+void kiwi_rx_drain(struct kiwi_qp *qp)
+{
+	read_descriptor_t desc = { .count = 1, .arg.data = qp };
+	struct sock *sk = qp->sock->sk;
+
+	lock_sock(sk);
+	if (qp->rx->state != KIWI_RX_DEAD)
+		tcp_read_sock(sk, &desc, kiwi_rx_actor);
+	release_sock(sk);
+}
+
+/* Reset the receive state for a new connection. */
+void kiwi_rx_reset(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = qp->rx;
+
+	kiwi_rx_put_rqe(rx);
+	if (rx->tmem)
+		kiwi_mem_put(rx->tmem);
+	rx->tmem = NULL;
+	rx->mo = 0;
+	rx->msn[0] = 1;
+	rx->msn[1] = 1;
+	rx->msn[2] = 1;
+	kiwi_rx_next_fpdu(rx);
+}

@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * kiwi: the transmit engine.
+ *
+ * Each connected QP has one work item on kiwi_tx_wq that turns, in this
+ * order, a pending Terminate, the ready-to-receive message owed to the
+ * peer, RDMA Read Responses the peer asked for, and send queue entries into
+ * FPDUs (RFC 5044 framing around RFC 5041/5040 headers), sized to the
+ * connection's MULPDU and handed to TCP in batches. The payload is gathered
+ * straight from registered memory; TCP makes the only copy.
+ *
+ * Context: the work item runs in process context and may sleep in TCP;
+ * the send queue's completion shadows and the ORQ are protected by
+ * qp->sq_lock because the receive engine completes RDMA Reads in softirq.
+ */
+
+#include <linux/highmem.h>
+#include <linux/tcp.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+#include "kiwi_mem.h"
+
+static struct workqueue_struct *kiwi_tx_wq;
+
+/* One message to frame: where its payload comes from, and its headers. */
+struct kiwi_tx_msg {
+	u8 opcode;
+	bool tagged;
+	u32 stag;		/* tagged: sink STag */
+	u64 to;			/* tagged: sink offset of the first byte */
+	u32 qn;			/* untagged */
+	u32 msn;
+	u32 inv_stag;
+	const u8 *rdmap_hdr;	/* Read Request or Terminate header */
+	unsigned int rdmap_len;
+	u32 len;		/* payload bytes */
+	const u8 *inline_data;	/* payload given inline, or */
+	struct kiwi_mem **mem;	/* gathered from these objects */
+	const struct kiwi_sge *sge;
+	unsigned int num_sge;
+	u64 src_addr;		/* single source: mem[0] at src_addr */
+	bool single;
+};
+
+static unsigned int kiwi_tx_mulpdu(struct kiwi_qp *qp)
+{
+	unsigned int mss = tcp_sk(qp->sock->sk)->mss_cache;
+
+	return kiwi_mpa_mulpdu(mss ?: 536);
+}
+
+/*
+ * Map @len payload bytes at message offset @off into iovs.
+ * Return: the number of iovs used, or -EFAULT.
+ */
+static int kiwi_tx_map(struct kiwi_tx *tx, const struct kiwi_tx_msg *m,
+		       u32 off, u32 len, struct kvec *iov, int *nmapped)
+{
+	int n = 0;
+	u32 i, in;
+
+	if (m->inline_data) {
+		iov[0].iov_base = (void *)m->inline_data + off;
+		iov[0].iov_len = len;
+		return len ? 1 : 0;
+	}
+	for (i = 0; len && (m->single || i < m->num_sge); i++) {
+		struct kiwi_mem *mem = m->mem[m->single ? 0 : i];
+		u64 base = m->single ? m->src_addr : m->sge[i].addr;
+		u32 slen = m->single ? m->len : m->sge[i].length;
+
+		if (off >= slen) {
+			off -= slen;
+			continue;
+		}
+		in = min(slen - off, len);
+		while (in) {
+			unsigned int pgoff;
+			struct page *page = kiwi_mem_page(mem, base + off, &pgoff);
+			u32 chunk = min_t(u32, in, PAGE_SIZE - pgoff);
+			void *va;
+
+			if (!page)
+				return -EFAULT;
+			va = kmap_local_page(page);
+			tx->kmapped[(*nmapped)++] = va;
+			iov[n].iov_base = va + pgoff;
+			iov[n].iov_len = chunk;
+			n++;
+			off += chunk;
+			in -= chunk;
+			len -= chunk;
+		}
+		off = 0;
+		if (m->single)
+			break;
+	}
+	return len ? -EFAULT : n;
+}
+
+static void kiwi_tx_unmap(struct kiwi_tx *tx, int nmapped)
+{
+	while (nmapped--)
+		kunmap_local(tx->kmapped[nmapped]);
+}
+
+/*
+ * Frame and send message @m from payload offset *@sent to its end.
+ * Context: the QP's transmit work. Sleeps in TCP.
+ * Return: 0 when all of it went out, or a negative errno.
+ */
+static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
+			   u32 *sent)
+{
+	struct kiwi_tx *tx = qp->tx;
+	unsigned int hlen = (m->tagged ? KIWI_TAGGED_HDR_LEN :
+			     KIWI_UNTAGGED_HDR_LEN) + m->rdmap_len;
+	unsigned int mulpdu = kiwi_tx_mulpdu(qp);
+	u32 room = mulpdu > hlen ? mulpdu - hlen : 0;
+	bool first = true;
+
+	if (!room)
+		return -EMSGSIZE;
+
+	/* A zero-length message is one empty segment. */
+	while (first || *sent < m->len) {
+		struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+		int nvec = 0, nmapped = 0, f, ret;
+		size_t total = 0;
+		u32 off = *sent;
+
+		for (f = 0; f < KIWI_TX_BATCH && (first || off < m->len); f++) {
+			u32 seg = min(m->len - off, room);
+			bool last = off + seg == m->len;
+			unsigned int pad = kiwi_mpa_pad(hlen + seg);
+			u8 *hdr = tx->hdr[f];
+			u8 *trl = tx->trl[f];
+			int k, n;
+			u32 crc;
+
+			first = false;
+			put_unaligned_be16(hlen + seg, hdr);
+			if (m->tagged)
+				kiwi_ddp_build_tagged(hdr + KIWI_MPA_LEN_SIZE,
+						      m->opcode, last, m->stag,
+						      m->to + off);
+			else
+				kiwi_ddp_build_untagged(hdr + KIWI_MPA_LEN_SIZE,
+							m->opcode, last,
+							m->inv_stag, m->qn,
+							m->msn, off);
+			if (m->rdmap_len)
+				memcpy(hdr + KIWI_MPA_LEN_SIZE + hlen -
+				       m->rdmap_len, m->rdmap_hdr, m->rdmap_len);
+			tx->iov[nvec].iov_base = hdr;
+			tx->iov[nvec].iov_len = KIWI_MPA_LEN_SIZE + hlen;
+
+			n = kiwi_tx_map(tx, m, off, seg, &tx->iov[nvec + 1],
+					&nmapped);
+			if (n < 0) {
+				kiwi_tx_unmap(tx, nmapped);
+				return n;
+			}
+			memset(trl, 0, pad);
+			crc = 0;
+			if (qp->crc) {
+				crc = kiwi_mpa_crc_init();
+				for (k = 0; k <= n; k++)
+					crc = kiwi_crc32c_update(crc,
+								 tx->iov[nvec + k].iov_base,
+								 tx->iov[nvec + k].iov_len);
+				crc = kiwi_mpa_crc_final(kiwi_crc32c_update(crc, trl,
+									    pad));
+			}
+			kiwi_mpa_crc_put(crc, trl + pad);
+			for (k = 0; k <= n; k++)
+				total += tx->iov[nvec + k].iov_len;
+			nvec += n + 1;
+			tx->iov[nvec].iov_base = trl;
+			tx->iov[nvec].iov_len = pad + KIWI_MPA_CRC_SIZE;
+			total += pad + KIWI_MPA_CRC_SIZE;
+			nvec++;
+			off += seg;
+			if (nvec + KIWI_TX_IOV_PER_FPDU > ARRAY_SIZE(tx->iov))
+				break;
+		}
+		if (off < m->len)
+			msg.msg_flags |= MSG_MORE;
+		ret = kernel_sendmsg(qp->sock, &msg, tx->iov, nvec, total);
+		kiwi_tx_unmap(tx, nmapped);
+		if (ret < 0)
+			return ret;
+		if (ret != total)
+			return -ECONNRESET;
+		*sent = off;
+	}
+	return 0;
+}
+
+static void kiwi_tx_put_cur(struct kiwi_tx *tx)
+{
+	int i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (tx->cur_mem[i])
+			kiwi_mem_put(tx->cur_mem[i]);
+		tx->cur_mem[i] = NULL;
+	}
+	tx->cur_active = false;
+}
+
+/* Mark send queue entry @idx finished with @status and complete in order. */
+static void kiwi_tx_slot_done(struct kiwi_qp *qp, u32 idx, u8 status)
+{
+	struct kiwi_sq_slot *slot = &qp->tx->slots[idx & (qp->sq.num - 1)];
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot->status = status;
+	slot->done = true;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	kiwi_sq_complete(qp);
+}
+
+/**
+ * kiwi_sq_complete() - post completions for finished send queue entries
+ * @qp: the QP
+ *
+ * Entries complete in the order they were posted: an entry waits for every
+ * earlier one, RDMA Reads included. Unsignalled successes complete
+ * silently; errors always complete.
+ * Context: any; takes qp->sq_lock.
+ */
+void kiwi_sq_complete(struct kiwi_qp *qp)
+{
+	struct kiwi_cqe cqe = { .qp_num = qp->base_qp.qp_num };
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	while (qp->sq.head != qp->tx->next) {
+		u32 i = qp->sq.head & (qp->sq.num - 1);
+		struct kiwi_sq_slot *slot = &qp->tx->slots[i];
+		struct kiwi_sqe *sqe = (struct kiwi_sqe *)qp->sq.ring + i;
+
+		if (!slot->done)
+			break;
+		/*
+		 * The slot goes back before the completion is visible: a
+		 * consumer that sees the completion may post into it at once.
+		 */
+		slot->done = false;
+		kiwi_ring_set_flags(&sqe->flags, 0);
+		qp->sq.head++;
+		if (slot->signaled || qp->sig_all || slot->status != IB_WC_SUCCESS) {
+			cqe.id = slot->id;
+			cqe.opcode = kiwi_wc_opcode(slot->opcode);
+			cqe.status = slot->status;
+			cqe.bytes = slot->bytes;
+			kiwi_cq_add(qp->scq, &cqe);
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/*
+ * Take the entry at tx->next: copy it out of the ring, validate it, and
+ * resolve its local memory. Return: 0, 1 if the ring has no entry there,
+ * or an ib_wc_status to complete it with (the QP then fails).
+ */
+static int kiwi_tx_load(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_sqe *sqe = (struct kiwi_sqe *)qp->sq.ring +
+			       (tx->next & (qp->sq.num - 1));
+	struct kiwi_sq_slot *slot = &tx->slots[tx->next & (qp->sq.num - 1)];
+	struct kiwi_sqe *c = &tx->cur;
+	u64 len = 0;
+	int i;
+
+	if (tx->next - qp->sq.head >= qp->sq.num ||
+	    !(kiwi_ring_flags(&sqe->flags) & KIWI_WQE_VALID))
+		return 1;
+	memcpy(c, sqe, sizeof(*c));
+	slot->id = c->id;
+	slot->opcode = c->opcode;
+	slot->signaled = c->flags & KIWI_WQE_SIGNALED;
+	slot->bytes = 0;
+	tx->cur_sent = 0;
+	tx->cur_active = true;
+
+	/* Fast-register WRs come only from kernel consumers (see post_send). */
+	if (c->opcode > KIWI_WR_REG_MR ||
+	    (c->opcode == KIWI_WR_REG_MR && qp->base_qp.uobject) ||
+	    (c->opcode == KIWI_WR_RDMA_READ && c->num_sge > 1))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (c->opcode == KIWI_WR_REG_MR || c->opcode == KIWI_WR_LOCAL_INV)
+		return 0;	/* no payload */
+	if (c->flags & KIWI_WQE_INLINE) {
+		if (c->inline_len > qp->max_inline ||
+		    c->opcode == KIWI_WR_RDMA_READ)
+			return IB_WC_LOC_LEN_ERR;
+		tx->cur_len = c->inline_len;
+		slot->bytes = c->inline_len;
+		return 0;
+	}
+	if (c->num_sge > qp->sq.max_sge)
+		return IB_WC_LOC_LEN_ERR;
+	for (i = 0; i < c->num_sge; i++) {
+		int access = c->opcode == KIWI_WR_RDMA_READ ?
+			     IB_ACCESS_LOCAL_WRITE : 0;
+		struct kiwi_mem *mem;
+
+		len += c->sge[i].length;
+		if (!c->sge[i].length)
+			continue;	/* zero-length SGEs are not checked */
+		mem = kiwi_mem_get(qp->kdev, c->sge[i].lkey);
+		tx->cur_mem[i] = mem;
+		if (!mem || kiwi_mem_check(mem, qp->base_qp.pd, access,
+					   c->sge[i].addr, c->sge[i].length))
+			return IB_WC_LOC_PROT_ERR;
+	}
+	if (len > U32_MAX)
+		return IB_WC_LOC_LEN_ERR;
+	tx->cur_len = len;
+	slot->bytes = len;
+	return 0;
+}
+
+/* Send the current RDMA Read's request and queue it on the ORQ. */
+static int kiwi_tx_read_req(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_sqe *c = &tx->cur;
+	struct kiwi_read_req rr = {
+		.sink_stag = c->num_sge ? c->sge[0].lkey : 0,
+		.sink_to = c->num_sge ? c->sge[0].addr : 0,
+		.size = tx->cur_len,
+		.src_stag = c->rkey,
+		.src_to = c->raddr,
+	};
+	u8 rdmap[KIWI_READ_REQ_LEN];
+	struct kiwi_tx_msg m = {
+		.opcode = KIWI_OP_READ_REQ,
+		.qn = KIWI_QN_READ_REQ,
+		.msn = tx->msn[KIWI_QN_READ_REQ] + 1,
+		.rdmap_hdr = rdmap,
+		.rdmap_len = sizeof(rdmap),
+		.inline_data = rdmap,	/* no payload */
+	};
+	struct kiwi_orq_entry *o;
+	unsigned long flags;
+	u32 sent = 0;
+	int ret;
+
+	kiwi_read_req_build(rdmap, &rr);
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	o = &tx->orq[tx->orq_tail % KIWI_MAX_ORD];
+	o->slot = tx->next;
+	o->sink_stag = rr.sink_stag;
+	o->sink_to = rr.sink_to;
+	o->len = rr.size;
+	o->got = 0;
+	tx->orq_tail++;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+
+	ret = kiwi_tx_message(qp, &m, &sent);
+	if (!ret)
+		tx->msn[KIWI_QN_READ_REQ]++;
+	return ret;
+}
+
+/*
+ * A kernel consumer's IB_WR_REG_MR: raddr carries the MR, rkey the key and
+ * inline_len the access rights (kiwi_sqe_from_wr). Return: 0 or nonzero.
+ */
+static int kiwi_tx_reg_mr(struct kiwi_qp *qp, const struct kiwi_sqe *c)
+{
+	struct ib_mr *mr = (struct ib_mr *)(uintptr_t)c->raddr;
+
+	if (mr->pd != qp->base_qp.pd)
+		return -EINVAL;
+	return kiwi_mem_fastreg(qp->kdev, mr, c->rkey, c->inline_len);
+}
+
+/* Transmit the entry at tx->next. Return: 0 done, 1 stalled, <0 error. */
+static int kiwi_tx_sqe(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_sqe *c = &tx->cur;
+	struct kiwi_tx_msg m = {
+		.len = tx->cur_len,
+		.mem = tx->cur_mem,
+		.sge = c->sge,
+		.num_sge = c->num_sge,
+		.inline_data = c->flags & KIWI_WQE_INLINE ? (u8 *)c->sge : NULL,
+	};
+	int ret;
+
+	switch (c->opcode) {
+	case KIWI_WR_RDMA_READ:
+		if (tx->orq_tail - tx->orq_head >= max_t(u32, qp->ord, 1))
+			return 1;	/* ORD is full: the queue waits */
+		ret = kiwi_tx_read_req(qp);
+		if (!ret) {
+			kiwi_tx_put_cur(tx);
+			tx->next++;	/* completes when the response is in */
+		}
+		return ret;
+	case KIWI_WR_RDMA_WRITE:
+		m.opcode = KIWI_OP_WRITE;
+		m.tagged = true;
+		m.stag = c->rkey;
+		m.to = c->raddr;
+		break;
+	case KIWI_WR_SEND:
+	case KIWI_WR_SEND_INV:
+		m.opcode = c->opcode == KIWI_WR_SEND_INV ?
+			(c->flags & KIWI_WQE_SOLICITED ? KIWI_OP_SEND_SE_INV :
+							 KIWI_OP_SEND_INV) :
+			(c->flags & KIWI_WQE_SOLICITED ? KIWI_OP_SEND_SE :
+							 KIWI_OP_SEND);
+		m.qn = KIWI_QN_SEND;
+		m.msn = tx->msn[KIWI_QN_SEND] + 1;
+		m.inv_stag = c->opcode == KIWI_WR_SEND_INV ? c->rkey : 0;
+		break;
+	case KIWI_WR_LOCAL_INV:
+	case KIWI_WR_REG_MR:
+		if (c->opcode == KIWI_WR_LOCAL_INV)
+			ret = kiwi_mem_invalidate(qp->kdev, c->rkey,
+						  qp->base_qp.pd, false);
+		else
+			ret = kiwi_tx_reg_mr(qp, c);
+		kiwi_tx_put_cur(tx);
+		kiwi_tx_slot_done(qp, tx->next++, ret ? IB_WC_MW_BIND_ERR :
+							IB_WC_SUCCESS);
+		return ret ? -EINVAL : 0;
+	default:
+		return -EINVAL;
+	}
+
+	ret = kiwi_tx_message(qp, &m, &tx->cur_sent);
+	if (ret)
+		return ret;
+	if (!m.tagged)
+		tx->msn[KIWI_QN_SEND]++;
+	kiwi_tx_put_cur(tx);
+	kiwi_tx_slot_done(qp, tx->next++, IB_WC_SUCCESS);
+	return 0;
+}
+
+/* Answer the oldest inbound RDMA Read Request. */
+static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct kiwi_irq_entry *e)
+{
+	struct kiwi_mem *mem = NULL;
+	struct kiwi_tx_msg m = {
+		.opcode = KIWI_OP_READ_RESP,
+		.tagged = true,
+		.stag = e->req.sink_stag,
+		.to = e->req.sink_to,
+		.len = e->req.size,
+		.single = true,
+		.src_addr = e->req.src_to,
+		.mem = &mem,
+	};
+	int ret;
+
+	if (e->req.size) {
+		mem = kiwi_mem_get(qp->kdev, e->req.src_stag);
+		if (!mem)
+			return -EFAULT;
+	} else {
+		m.inline_data = (const u8 *)e;	/* nothing to gather */
+	}
+	ret = kiwi_tx_message(qp, &m, &e->sent);
+	if (mem)
+		kiwi_mem_put(mem);
+	return ret;
+}
+
+static int kiwi_tx_terminate(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_tx_msg m = {
+		.opcode = KIWI_OP_TERMINATE,
+		.qn = KIWI_QN_TERMINATE,
+		.msn = tx->msn[KIWI_QN_TERMINATE] + 1,
+		.rdmap_hdr = tx->term_buf,
+		.rdmap_len = tx->term_len,
+		.inline_data = tx->term_buf,
+	};
+	u32 sent = 0;
+
+	tx->term_pending = false;
+	tx->stopped = true;
+	return kiwi_tx_message(qp, &m, &sent);
+}
+
+/* The zero-length message RFC 6581 has the initiator send first. */
+static int kiwi_tx_rtr(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_tx_msg m = { .inline_data = (const u8 *)tx };
+	u32 sent = 0;
+	int ret;
+
+	if (qp->rtr & KIWI_RTR_READ) {
+		struct kiwi_read_req rr = {};
+		u8 rdmap[KIWI_READ_REQ_LEN];
+		unsigned long flags;
+
+		/* Its (empty) response takes an ORQ slot like any Read. */
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		tx->orq[tx->orq_tail % KIWI_MAX_ORD] = (struct kiwi_orq_entry){
+			.slot = KIWI_ORQ_RTR,
+		};
+		tx->orq_tail++;
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		kiwi_read_req_build(rdmap, &rr);
+		m.opcode = KIWI_OP_READ_REQ;
+		m.qn = KIWI_QN_READ_REQ;
+		m.msn = tx->msn[KIWI_QN_READ_REQ] + 1;
+		m.rdmap_hdr = rdmap;
+		m.rdmap_len = sizeof(rdmap);
+		ret = kiwi_tx_message(qp, &m, &sent);
+		if (!ret)
+			tx->msn[KIWI_QN_READ_REQ]++;
+		return ret;
+	}
+	if (qp->rtr & KIWI_RTR_WRITE) {
+		m.opcode = KIWI_OP_WRITE;
+		m.tagged = true;
+	} else {
+		m.opcode = KIWI_OP_SEND;
+		m.qn = KIWI_QN_SEND;
+		m.msn = tx->msn[KIWI_QN_SEND] + 1;
+	}
+	ret = kiwi_tx_message(qp, &m, &sent);
+	if (!ret && !m.tagged)
+		tx->msn[KIWI_QN_SEND]++;
+	return ret;
+}
+
+static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
+{
+	qp->tx->stopped = true;
+	if (qp->cep)
+		kiwi_cm_close(qp->cep, true);
+}
+
+static void kiwi_tx_work(struct work_struct *work)
+{
+	struct kiwi_tx *tx = container_of(work, struct kiwi_tx, work);
+	struct kiwi_qp *qp = tx->qp;
+	int ret = 0;
+
+	if (tx->stopped || !qp->sock)
+		return;
+	if (tx->term_pending) {
+		kiwi_tx_terminate(qp);
+		return;
+	}
+	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
+	    READ_ONCE(qp->state) != IB_QPS_SQD)
+		goto idle;
+	if (qp->rtr_pending) {
+		if (!qp->initiator)
+			return;	/* nothing goes out before the peer's RTR */
+		ret = kiwi_tx_rtr(qp);
+		if (ret)
+			goto fail;
+		qp->rtr_pending = false;
+	}
+
+	for (;;) {
+		struct kiwi_irq_entry *e = NULL;
+		unsigned long flags;
+
+		if (tx->stopped || (READ_ONCE(qp->state) != IB_QPS_RTS &&
+				    READ_ONCE(qp->state) != IB_QPS_SQD))
+			break;
+		spin_lock_irqsave(&tx->irq_lock, flags);
+		if (tx->irq_head != tx->irq_tail)
+			e = &tx->irq[tx->irq_head % KIWI_MAX_IRD];
+		spin_unlock_irqrestore(&tx->irq_lock, flags);
+		if (e) {
+			ret = kiwi_tx_read_resp(qp, e);
+			if (ret)
+				goto fail;
+			spin_lock_irqsave(&tx->irq_lock, flags);
+			tx->irq_head++;
+			spin_unlock_irqrestore(&tx->irq_lock, flags);
+			continue;
+		}
+
+		if (!tx->cur_active) {
+			ret = kiwi_tx_load(qp);
+			if (ret == 1)
+				break;
+			if (ret) {
+				kiwi_tx_put_cur(tx);
+				kiwi_tx_slot_done(qp, tx->next++, ret);
+				kiwi_qp_error(qp);
+				return;
+			}
+		}
+		if ((tx->cur.flags & KIWI_WQE_READ_FENCE) &&
+		    tx->orq_head != tx->orq_tail)
+			break;	/* fenced behind outstanding Reads */
+		ret = kiwi_tx_sqe(qp);
+		if (ret == 1)
+			break;
+		if (ret)
+			goto fail;
+	}
+idle:
+	/* A graceful close waits for the queue to run dry. */
+	if (qp->cep && kiwi_qp_tx_idle(qp))
+		kiwi_cm_poke(qp->cep);
+	return;
+fail:
+	kiwi_tx_fail(qp, ret);
+}
+
+void kiwi_tx_kick(struct kiwi_qp *qp)
+{
+	if (qp->tx && !qp->tx->stopped)
+		queue_work(kiwi_tx_wq, &qp->tx->work);
+}
+
+bool kiwi_qp_tx_idle(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+
+	return !tx || tx->stopped ||
+	       (!tx->cur_active && tx->orq_head == tx->orq_tail &&
+		tx->irq_head == tx->irq_tail &&
+		!(kiwi_ring_flags(&((struct kiwi_sqe *)qp->sq.ring +
+				    (tx->next & (qp->sq.num - 1)))->flags) &
+		  KIWI_WQE_VALID));
+}
+
+int kiwi_engines_alloc(struct kiwi_qp *qp)
+{
+	qp->tx = kvzalloc(sizeof(*qp->tx), GFP_KERNEL);
+	qp->rx = kzalloc(sizeof(*qp->rx), GFP_KERNEL);
+	if (qp->tx)
+		qp->tx->slots = kvcalloc(qp->sq.num, sizeof(*qp->tx->slots),
+					 GFP_KERNEL);
+	if (!qp->tx || !qp->rx || !qp->tx->slots) {
+		kiwi_engines_free(qp);
+		return -ENOMEM;
+	}
+	qp->tx->qp = qp;
+	qp->tx->stopped = true;
+	INIT_WORK(&qp->tx->work, kiwi_tx_work);
+	spin_lock_init(&qp->tx->irq_lock);
+	qp->rx->state = KIWI_RX_DEAD;
+	return 0;
+}
+
+void kiwi_engines_free(struct kiwi_qp *qp)
+{
+	if (qp->tx)
+		kvfree(qp->tx->slots);
+	kvfree(qp->tx);
+	kfree(qp->rx);
+	qp->tx = NULL;
+	qp->rx = NULL;
+}
+
+/*
+ * Hand the connected socket to the engines: the receive engine takes its
+ * data-ready callback and reads what already arrived behind the MPA frame.
+ * Context: process context, qp->state_lock held.
+ */
+void kiwi_engines_start(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct sock *sk = qp->sock->sk;
+
+	memset(tx->msn, 0, sizeof(tx->msn));
+	tx->next = qp->sq.head;
+	tx->orq_head = 0;
+	tx->orq_tail = 0;
+	tx->irq_head = 0;
+	tx->irq_tail = 0;
+	tx->term_pending = false;
+	tx->stopped = false;
+
+	lock_sock(sk);
+	sk->sk_sndtimeo = KIWI_TX_TIMEOUT;
+	kiwi_rx_reset(qp);
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = kiwi_rx_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	release_sock(sk);
+	kiwi_rx_drain(qp);
+	kiwi_tx_kick(qp);
+}
+
+/*
+ * Stop both engines for good: nothing more is sent or placed. Context:
+ * process context; qp->state_lock held (the engines never take it).
+ */
+void kiwi_engines_stop(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+
+	if (!tx || !qp->sock)
+		return;
+	/* Send a pending Terminate before the socket closes. */
+	if (!tx->stopped && tx->term_pending)
+		flush_work(&tx->work);
+	tx->stopped = true;
+	kernel_sock_shutdown(qp->sock, SHUT_RDWR);
+	cancel_work_sync(&tx->work);
+	kiwi_tx_put_cur(tx);
+
+	lock_sock(qp->sock->sk);
+	qp->rx->state = KIWI_RX_DEAD;
+	kiwi_rx_reset(qp);
+	qp->rx->state = KIWI_RX_DEAD;
+	release_sock(qp->sock->sk);
+}
+
+int kiwi_tx_init(void)
+{
+	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+				     WQ_UNBOUND, 0);
+	return kiwi_tx_wq ? 0 : -ENOMEM;
+}
+
+void kiwi_tx_exit(void)
+{
+	destroy_workqueue(kiwi_tx_wq);
+}

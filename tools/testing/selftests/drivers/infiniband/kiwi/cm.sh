@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The iWARP connection manager through rdma_cm: MPA exchange with private
+# data both ways, accept and reject, disconnect, a refused and a silent
+# peer, a listener that survives garbage, IPv4 and IPv6. Two namespaces,
+# one kiwi device in each.
+source "$(dirname "$0")/lib.sh"
+tap_begin "connection manager"
+T=$KIWI_TESTDIR/kiwi_cm_test
+
+kiwi_unload
+modprobe kiwi
+ip netns add kiwiA
+ip netns add kiwiB
+ip link add kvA netns kiwiA type veth peer name kvB netns kiwiB
+ip -n kiwiA addr add 192.0.2.1/24 dev kvA
+ip -n kiwiB addr add 192.0.2.2/24 dev kvB
+ip -n kiwiA addr add 2001:db8::1/64 dev kvA nodad
+ip -n kiwiB addr add 2001:db8::2/64 dev kvB nodad
+ip -n kiwiA link set kvA up
+ip -n kiwiB link set kvB up
+ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA
+ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
+A() { ip netns exec kiwiA "$@"; }
+B() { ip netns exec kiwiB "$@"; }
+out=$(mktemp -d)
+
+# run_pair NAME ADDR PORT MODE [PDATA_LEN]: server in B, client in A.
+run_pair() {
+	export KIWI_SYNC=$out/$1.sync
+	B timeout 60 "$T" server "$2" "$3" "$4" >"$out/$1.srv" 2>&1 &
+	local spid=$!
+	wait_for 20 grep -q listening "$out/$1.srv"
+	A timeout 60 "$T" client "$2" "$3" ${5:+"$5"} >"$out/$1.cli" 2>&1
+	wait "$spid"
+	sed "s/^/# $1 server: /" "$out/$1.srv"
+	sed "s/^/# $1 client: /" "$out/$1.cli"
+	unset KIWI_SYNC
+}
+
+run_pair v4 192.0.2.2 7471 accept
+check "server gets the client's private data" \
+	grep -qx "request pdata=hello-from-client" "$out/v4.srv"
+check "client is established with the server's private data" \
+	grep -qx "established pdata=hello-from-server" "$out/v4.cli"
+check "both QPs are in RTS once connected" \
+	eval 'grep -qx "state RTS" "$out/v4.srv" && grep -qx "state RTS" "$out/v4.cli"'
+check "client disconnect reaches the server, both see DISCONNECTED" \
+	eval 'grep -qx disconnected "$out/v4.srv" && grep -qx disconnected "$out/v4.cli"'
+
+run_pair rej 192.0.2.2 7471 reject
+check "reject reaches the client as REJECTED (ECONNREFUSED) with private data" \
+	grep -qx "rejected status=-111 pdata=go-away" "$out/rej.cli"
+
+run_pair big 192.0.2.2 7471 accept 255
+check "255 bytes of private data (rdma_cm's limit) arrive intact" \
+	grep -qxE "request pdata=hello-from-clientx{238}" "$out/big.srv"
+
+A timeout 30 "$T" client 192.0.2.2 7479 >"$out/nolisten.cli" 2>&1
+sed 's/^/# no listener: /' "$out/nolisten.cli"
+check "no listener: REJECTED with ECONNREFUSED" \
+	grep -qx "rejected status=-111 pdata=" "$out/nolisten.cli"
+
+# A TCP peer that never answers the MPA Request times the client out.
+B timeout 40 python3 -c '
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("192.0.2.2", 7472)); s.listen(1); print("up", flush=True)
+c, _ = s.accept(); time.sleep(30)' >"$out/silent.py" 2>&1 &
+spy=$!
+wait_for 10 grep -q up "$out/silent.py"
+start=$SECONDS
+A timeout 40 "$T" client 192.0.2.2 7472 >"$out/silent.cli" 2>&1
+took=$((SECONDS - start))
+kill "$spy" 2>/dev/null
+sed 's/^/# silent peer: /' "$out/silent.cli"
+check "a peer that never answers MPA: UNREACHABLE (ETIMEDOUT) after ~10 s (took ${took}s)" \
+	eval 'grep -qx "error RDMA_CM_EVENT_UNREACHABLE status=-110" "$out/silent.cli" &&
+	      [ $took -ge 9 ] && [ $took -le 30 ]'
+
+# Garbage at a kiwi listener is dropped; the listener keeps serving.
+B timeout 60 "$T" server 192.0.2.2 7473 accept >"$out/garb.srv" 2>&1 &
+spid=$!
+wait_for 20 grep -q listening "$out/garb.srv"
+A python3 -c '
+import socket
+s = socket.create_connection(("192.0.2.2", 7473))
+s.sendall(b"GET / HTTP/1.0\r\n\r\n" + bytes(range(64)))
+s.settimeout(15)
+try:
+    print("closed" if s.recv(100) == b"" else "answered")
+except socket.timeout:
+    print("kept open")
+except ConnectionResetError:
+    print("reset")' >"$out/garb.py" 2>&1
+sed 's/^/# garbage client: /' "$out/garb.py"
+check "garbage instead of an MPA Request: the connection is reset" \
+	grep -qxE "reset|closed" "$out/garb.py"
+A timeout 60 "$T" client 192.0.2.2 7473 >"$out/garb.cli" 2>&1
+wait "$spid"
+check "the listener then accepts a proper client" \
+	eval 'grep -qx "established pdata=hello-from-server" "$out/garb.cli" &&
+	      grep -qx disconnected "$out/garb.srv"'
+
+run_pair v6 2001:db8::2 7474 accept
+check "IPv6: connect, private data, RTS and disconnect" \
+	eval 'grep -qx "established pdata=hello-from-server" "$out/v6.cli" &&
+	      grep -qx "state RTS" "$out/v6.srv" && grep -qx disconnected "$out/v6.srv"'
+
+rm -rf "$out"
+ip netns del kiwiA
+ip netns del kiwiB
+check "devices go with the namespaces" \
+	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
+kiwi_unload
+check "module unloads after connections (nothing held)" test ! -e /sys/module/kiwi
+tap_end
