@@ -59,6 +59,9 @@ point "test provider (ABI 99) and test programs build" \
 	eval 'make -s -C userspace libkiwi-abi99-rdmav34.so &&
 	      make -s -C tools/testing/selftests/drivers/infiniband/kiwi'
 
+point "the upstream siw builds as the interop peer (linux-source-6.1)" \
+	scripts/build-siw.sh
+
 echo "== static checks"
 point "sparse reports nothing" scripts/sparse-check.sh
 point "checkpatch --strict is clean" scripts/checkpatch-run.sh

@@ -168,6 +168,18 @@ static u32 kiwi_rx_segment_start(struct kiwi_qp *qp)
 		int access = h->opcode == KIWI_OP_WRITE ?
 			     IB_ACCESS_REMOTE_WRITE : IB_ACCESS_LOCAL_WRITE;
 
+		if (h->opcode == KIWI_OP_READ_RESP) {
+			/* A response must answer our oldest Read, in place. */
+			struct kiwi_tx *tx = qp->tx;
+			struct kiwi_orq_entry *o;
+
+			if (tx->orq_head == tx->orq_tail)
+				return KIWI_TC_RDMAP_UNEXP_OPCODE;
+			o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+			if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
+			    o->got + seg > o->len)
+				return KIWI_TC_DDP_T_BASE_BOUNDS;
+		}
 		if (!seg)
 			return 0;	/* zero length: no STag to check */
 		rx->tmem = kiwi_mem_get(qp->kdev, h->stag);
@@ -181,17 +193,6 @@ static u32 kiwi_rx_segment_start(struct kiwi_qp *qp)
 			       tc == KIWI_TC_RDMAP_STAG_NOT_ASSOC ?
 			       KIWI_TC_DDP_T_STAG_NOT_ASSOC : KIWI_TC_DDP_T_INV_STAG;
 		rx->to = h->to;
-		if (h->opcode == KIWI_OP_READ_RESP) {
-			struct kiwi_tx *tx = qp->tx;
-			struct kiwi_orq_entry *o;
-
-			if (tx->orq_head == tx->orq_tail)
-				return KIWI_TC_RDMAP_UNEXP_OPCODE;
-			o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
-			if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
-			    o->got + seg > o->len)
-				return KIWI_TC_DDP_T_BASE_BOUNDS;
-		}
 		return 0;
 	}
 

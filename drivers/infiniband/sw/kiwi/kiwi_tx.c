@@ -210,15 +210,22 @@ static void kiwi_tx_put_cur(struct kiwi_tx *tx)
 	tx->cur_active = false;
 }
 
-/* Mark send queue entry @idx finished with @status and complete in order. */
-static void kiwi_tx_slot_done(struct kiwi_qp *qp, u32 idx, u8 status)
+/*
+ * The entry at tx->next is finished with @status: move past it and
+ * complete in order. tx->next changes under qp->sq_lock because
+ * kiwi_sq_complete() reads it from the receive engine too.
+ */
+static void kiwi_tx_slot_done(struct kiwi_qp *qp, u8 status)
 {
-	struct kiwi_sq_slot *slot = &qp->tx->slots[idx & (qp->sq.num - 1)];
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_sq_slot *slot;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = &tx->slots[tx->next & (qp->sq.num - 1)];
 	slot->status = status;
 	slot->done = true;
+	tx->next++;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	kiwi_sq_complete(qp);
 }
@@ -354,6 +361,11 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 	int ret;
 
 	kiwi_read_req_build(rdmap, &rr);
+	/*
+	 * The response may be in before kernel_sendmsg() returns: the entry
+	 * must be on the ORQ, and counted as transmitted, before the request
+	 * goes out, or its completion would wait for a later one.
+	 */
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	o = &tx->orq[tx->orq_tail % KIWI_MAX_ORD];
 	o->slot = tx->next;
@@ -362,6 +374,7 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 	o->len = rr.size;
 	o->got = 0;
 	tx->orq_tail++;
+	tx->next++;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 
 	ret = kiwi_tx_message(qp, &m, &sent);
@@ -401,11 +414,9 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 	case KIWI_WR_RDMA_READ:
 		if (tx->orq_tail - tx->orq_head >= max_t(u32, qp->ord, 1))
 			return 1;	/* ORD is full: the queue waits */
+		/* Completes when the response is in (kiwi_rx.c). */
 		ret = kiwi_tx_read_req(qp);
-		if (!ret) {
-			kiwi_tx_put_cur(tx);
-			tx->next++;	/* completes when the response is in */
-		}
+		kiwi_tx_put_cur(tx);
 		return ret;
 	case KIWI_WR_RDMA_WRITE:
 		m.opcode = KIWI_OP_WRITE;
@@ -432,8 +443,7 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 		else
 			ret = kiwi_tx_reg_mr(qp, c);
 		kiwi_tx_put_cur(tx);
-		kiwi_tx_slot_done(qp, tx->next++, ret ? IB_WC_MW_BIND_ERR :
-							IB_WC_SUCCESS);
+		kiwi_tx_slot_done(qp, ret ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS);
 		return ret ? -EINVAL : 0;
 	default:
 		return -EINVAL;
@@ -445,7 +455,7 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 	if (!m.tagged)
 		tx->msn[KIWI_QN_SEND]++;
 	kiwi_tx_put_cur(tx);
-	kiwi_tx_slot_done(qp, tx->next++, IB_WC_SUCCESS);
+	kiwi_tx_slot_done(qp, IB_WC_SUCCESS);
 	return 0;
 }
 
@@ -543,6 +553,10 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 
 static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
 {
+	if (!qp->tx->stopped)
+		ibdev_info_ratelimited(&qp->kdev->ibdev,
+				       "QP %u: transmit failed (%d), closing the connection\n",
+				       qp->base_qp.qp_num, err);
 	qp->tx->stopped = true;
 	if (qp->cep)
 		kiwi_cm_close(qp->cep, true);
@@ -599,7 +613,7 @@ static void kiwi_tx_work(struct work_struct *work)
 				break;
 			if (ret) {
 				kiwi_tx_put_cur(tx);
-				kiwi_tx_slot_done(qp, tx->next++, ret);
+				kiwi_tx_slot_done(qp, ret);
 				kiwi_qp_error(qp);
 				return;
 			}

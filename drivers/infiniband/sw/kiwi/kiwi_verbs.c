@@ -56,13 +56,17 @@ static int kiwi_query_port(struct ib_device *ibdev, u32 port,
 			   struct ib_port_attr *attr)
 {
 	struct net_device *netdev = to_kdev(ibdev)->netdev;
-	int ret;
 
-	/* The core zeroed *attr; iWARP has no LIDs, SMs, P_Keys or VLs. */
-	ret = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			       &attr->active_width);
-	if (ret)
-		return ret;
+	/*
+	 * The core zeroed *attr; iWARP has no LIDs, SMs, P_Keys or VLs.
+	 * While a netdev goes away the core no longer finds it for the
+	 * speed: report the slowest rate rather than fail the query.
+	 */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
 
 	if (kiwi_netdev_port_active(netdev)) {
 		attr->state = IB_PORT_ACTIVE;
