@@ -11,15 +11,7 @@ T=$KIWI_TESTDIR/kiwi_cm_test
 
 kiwi_unload
 modprobe kiwi
-ip netns add kiwiA
-ip netns add kiwiB
-ip link add kvA netns kiwiA type veth peer name kvB netns kiwiB
-ip -n kiwiA addr add 192.0.2.1/24 dev kvA
-ip -n kiwiB addr add 192.0.2.2/24 dev kvB
-ip -n kiwiA addr add 2001:db8::1/64 dev kvA nodad
-ip -n kiwiB addr add 2001:db8::2/64 dev kvB nodad
-ip -n kiwiA link set kvA up
-ip -n kiwiB link set kvB up
+kiwi_two_hosts || echo "not ok - set up two hosts"
 ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA
 ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
 A() { ip netns exec kiwiA "$@"; }
@@ -109,8 +101,7 @@ check "IPv6: connect, private data, RTS and disconnect" \
 	      grep -qx "state RTS" "$out/v6.srv" && grep -qx disconnected "$out/v6.srv"'
 
 rm -rf "$out"
-ip netns del kiwiA
-ip netns del kiwiB
+kiwi_two_hosts_del
 check "devices go with the namespaces" \
 	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
 kiwi_unload

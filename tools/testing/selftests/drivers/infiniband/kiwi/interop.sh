@@ -11,49 +11,17 @@ root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
 SIW=$root/build/siw/siw.ko
 out=$(mktemp -d)
 
-# pair NAME PORT SERVER-NS SERVER-CMD -- CLIENT-NS CLIENT-CMD
-pair() {
-	local name=$1 port=$2 sns=$3 srv=() cns cli=()
-	shift 3
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cns=$1
-	shift
-	cli=("$@")
-	ip netns exec "$sns" timeout 120 "${srv[@]}" >"$out/$name.srv" 2>&1 &
-	local spid=$!
-	wait_for 30 eval "ip netns exec $sns ss -Hltn | grep -q ':$port '"
-	ip netns exec "$cns" timeout 120 "${cli[@]}" >"$out/$name.cli" 2>&1
-	local crc=$?
-	wait "$spid"
-	local src=$?
-	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
-		echo "# $name: client exit $crc, server exit $src"
-		grep -ihE "error|fail|unable|unexpected|invalid" "$out/$name.srv" "$out/$name.cli" |
-			head -8 | sed "s/^/# $name: /"
-		return 1
-	fi
-}
-
 setup() {
 	kiwi_unload
 	modprobe -r siw 2>/dev/null
 	modprobe -a ib_core libcrc32c crc32c_generic 2>/dev/null
-	modprobe kiwi "$@" && insmod "$SIW" || return 1
-	ip netns add kiwiA
-	ip netns add kiwiB
-	ip link add kvA netns kiwiA type veth peer name kvB netns kiwiB
-	ip -n kiwiA addr add 192.0.2.1/24 dev kvA
-	ip -n kiwiB addr add 192.0.2.2/24 dev kvB
-	ip -n kiwiA link set kvA up
-	ip -n kiwiB link set kvB up
+	modprobe kiwi "$@" && insmod "$SIW" && kiwi_two_hosts || return 1
 	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
 	ip netns exec kiwiB rdma link add siw0 type siw netdev kvB
 }
 
 teardown() {
-	ip netns del kiwiA
-	ip netns del kiwiB
+	kiwi_two_hosts_del
 	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent siw0'
 	rmmod siw
 	kiwi_unload

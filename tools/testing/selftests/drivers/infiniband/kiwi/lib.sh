@@ -110,6 +110,53 @@ kiwi_veth_dev() {
 	rdma link add "$1" type kiwi netdev kva
 }
 
+# kiwi_two_hosts: namespaces kiwiA and kiwiB joined by the veth pair
+# kvA/kvB, with 192.0.2.1 and 192.0.2.2 (and 2001:db8::1 and ::2), up.
+kiwi_two_hosts() {
+	ip netns add kiwiA &&
+	ip netns add kiwiB &&
+	ip link add kvA netns kiwiA type veth peer name kvB netns kiwiB &&
+	ip -n kiwiA addr add 192.0.2.1/24 dev kvA &&
+	ip -n kiwiB addr add 192.0.2.2/24 dev kvB &&
+	ip -n kiwiA addr add 2001:db8::1/64 dev kvA nodad &&
+	ip -n kiwiB addr add 2001:db8::2/64 dev kvB nodad &&
+	ip -n kiwiA link set kvA up &&
+	ip -n kiwiB link set kvB up
+}
+
+kiwi_two_hosts_del() {
+	ip netns del kiwiA
+	ip netns del kiwiB
+}
+
+# pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: start
+# the server, wait until it listens on TCP PORT, run the client; both must
+# exit 0. Outputs go to $out/NAME.srv and $out/NAME.cli; on failure their
+# error lines are shown.
+pair() {
+	local name=$1 port=$2 sns=$3 srv=() cns cli=()
+	shift 3
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cns=$1
+	shift
+	cli=("$@")
+	ip netns exec "$sns" timeout 120 "${srv[@]}" >"$out/$name.srv" 2>&1 &
+	local spid=$!
+	wait_for 30 eval "ip netns exec $sns ss -Hltn | grep -q ':$port '"
+	ip netns exec "$cns" timeout 120 "${cli[@]}" >"$out/$name.cli" 2>&1
+	local crc=$?
+	wait "$spid"
+	local src=$?
+	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "# $name: client exit $crc, server exit $src"
+		grep -ihE "error|fail|unable|unexpected|invalid" \
+			"$out/$name.srv" "$out/$name.cli" | head -8 |
+			sed "s/^/# $name: /"
+		return 1
+	fi
+}
+
 kiwi_unload() {
 	modprobe -r kiwi 2>/dev/null || true
 }

@@ -10,13 +10,7 @@ tap_begin "verbs tools"
 
 kiwi_unload
 modprobe kiwi
-ip netns add kiwiA
-ip netns add kiwiB
-ip link add kvA netns kiwiA type veth peer name kvB netns kiwiB
-ip -n kiwiA addr add 192.0.2.1/24 dev kvA
-ip -n kiwiB addr add 192.0.2.2/24 dev kvB
-ip -n kiwiA link set kvA up
-ip -n kiwiB link set kvB up
+kiwi_two_hosts || echo "not ok - set up two hosts"
 
 check "kiwi0 created on kvA in namespace kiwiA" \
 	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA
@@ -69,8 +63,7 @@ fi
 ip link del kvr
 modprobe -r rdma_rxe 2>/dev/null
 
-ip netns del kiwiA
-ip netns del kiwiB
+kiwi_two_hosts_del
 check "both devices go with their namespaces' veths" \
 	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
 kiwi_unload
