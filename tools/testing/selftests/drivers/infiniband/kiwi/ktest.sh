@@ -66,17 +66,6 @@ else
 	rc=1
 fi
 
-# (iproute2 6.1 has no "dev" filter for PDs: match the device's lines.)
-leftover=$(for r in pd mr cq qp; do rdma resource show "$r"; done 2>&1 |
-	grep -w kiwi0)
-if [ -z "$leftover" ]; then
-	echo "ok - ktest: no PD, MR, CQ or QP left on kiwi0"
-else
-	echo "not ok - ktest: objects left on kiwi0"
-	echo "$leftover" | sed 's/^/# /'
-	rc=1
-fi
-ip link del kva
-wait_for 10 ibdev_absent kiwi0
-kiwi_unload
+kiwi_no_leftovers ktest kiwi0 pd mr cq qp || rc=1
+kiwi_veth_dev_del kiwi0
 exit $rc

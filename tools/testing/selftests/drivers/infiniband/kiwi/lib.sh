@@ -157,6 +157,31 @@ pair() {
 	fi
 }
 
+# kiwi_veth_dev_del DEV: undo kiwi_veth_dev.
+kiwi_veth_dev_del() {
+	ip link del kva
+	wait_for 10 ibdev_absent "$1"
+	kiwi_unload
+}
+
+# kiwi_no_leftovers NAME DEV RESOURCE...: one test point, failing when
+# `rdma resource show RESOURCE` lists anything of DEV, or cannot be read.
+# (iproute2 6.1 has no "dev" filter for every resource: select by name.)
+kiwi_no_leftovers() {
+	local name=$1 dev=$2 r out
+	shift 2
+	out=$(for r in "$@"; do
+		rdma resource show "$r" || echo "rdma resource show $r failed"
+	done 2>&1 | grep -w -e "$dev" -e failed)
+	if [ -z "$out" ]; then
+		echo "ok - $name: no $* left on $dev"
+		return 0
+	fi
+	echo "not ok - $name: $* left on $dev"
+	sed 's/^/# /' <<<"$out"
+	return 1
+}
+
 kiwi_unload() {
 	modprobe -r kiwi 2>/dev/null || true
 }

@@ -43,7 +43,5 @@ mv /etc/kiwi.driver.off /etc/libibverbs.d/kiwi.driver
 check "the matching provider opens kiwi0 again" \
 	test "$(query_field kiwi0 transport)" = iWARP
 
-ip link del kva
-wait_for 10 ibdev_absent kiwi0
-kiwi_unload
+kiwi_veth_dev_del kiwi0
 tap_end
