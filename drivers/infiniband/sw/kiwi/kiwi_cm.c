@@ -712,58 +712,81 @@ static void kiwi_listen_close(struct kiwi_listen *ls)
 	kfree(ls);
 }
 
+/* Collect @netdev's IPv4 addresses, with @port, into @local. */
+static int kiwi_local_addrs4(struct net_device *netdev, __be16 port,
+			     struct sockaddr_storage *local, int n, int max)
+{
+	struct in_device *in_dev = __in_dev_get_rtnl(netdev);
+	const struct in_ifaddr *ifa;
+
+	in_dev_for_each_ifa_rtnl(ifa, in_dev) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&local[n];
+
+		if (n == max)
+			break;
+		sin->sin_family = AF_INET;
+		sin->sin_port = port;
+		sin->sin_addr.s_addr = ifa->ifa_address;
+		n++;
+	}
+	return n;
+}
+
+/* Collect @netdev's IPv6 addresses, with @port, into @local. */
+static int kiwi_local_addrs6(struct net_device *netdev, __be16 port,
+			     struct sockaddr_storage *local, int n, int max)
+{
+	struct inet6_dev *idev = __in6_dev_get(netdev);
+	struct inet6_ifaddr *ifp;
+
+	if (!idev)
+		return n;
+	read_lock_bh(&idev->lock);
+	list_for_each_entry(ifp, &idev->addr_list, if_list) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&local[n];
+
+		if (n == max)
+			break;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = port;
+		sin6->sin6_addr = ifp->addr;
+		if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
+			sin6->sin6_scope_id = netdev->ifindex;
+		n++;
+	}
+	read_unlock_bh(&idev->lock);
+	return n;
+}
+
 /*
- * Listen on @addr's port at each IPv4/IPv6 address of the device's netdev
- * when @addr is a wildcard: a wildcard socket would collide with another
- * kiwi device's in the same namespace.
+ * Listen on @addr's port at each address of the device's netdev when @addr
+ * is a wildcard: a wildcard socket would collide with another kiwi
+ * device's in the same namespace. An IPv6 wildcard that is not "IPv6
+ * only" takes the IPv4 addresses too, as a dual-stack socket would.
  */
 static int kiwi_listen_wildcard(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 				struct sockaddr_storage *addr, int backlog)
 {
 	struct net_device *netdev = to_kdev(cm_id->device)->netdev;
-	struct sockaddr_storage local[8];
+	/* the port is at the same offset in both families */
+	__be16 port = ((struct sockaddr_in *)addr)->sin_port;
+	const int max = 16;
+	struct sockaddr_storage *local;
 	int n = 0, i, ret = 0;
 
+	local = kcalloc(max, sizeof(*local), GFP_KERNEL);
+	if (!local)
+		return -ENOMEM;
 	rtnl_lock();
-	if (addr->ss_family == AF_INET) {
-		struct in_device *in_dev = __in_dev_get_rtnl(netdev);
-		const struct in_ifaddr *ifa;
-
-		in_dev_for_each_ifa_rtnl(ifa, in_dev) {
-			struct sockaddr_in *sin = (struct sockaddr_in *)&local[n];
-
-			if (n == ARRAY_SIZE(local))
-				break;
-			*sin = *(struct sockaddr_in *)addr;
-			sin->sin_addr.s_addr = ifa->ifa_address;
-			n++;
-		}
-	} else {
-		struct inet6_dev *idev = __in6_dev_get(netdev);
-		struct inet6_ifaddr *ifp;
-
-		if (idev) {
-			read_lock_bh(&idev->lock);
-			list_for_each_entry(ifp, &idev->addr_list, if_list) {
-				struct sockaddr_in6 *sin6 =
-					(struct sockaddr_in6 *)&local[n];
-
-				if (n == ARRAY_SIZE(local))
-					break;
-				*sin6 = *(struct sockaddr_in6 *)addr;
-				sin6->sin6_addr = ifp->addr;
-				if (ipv6_addr_type(&ifp->addr) &
-				    IPV6_ADDR_LINKLOCAL)
-					sin6->sin6_scope_id = netdev->ifindex;
-				n++;
-			}
-			read_unlock_bh(&idev->lock);
-		}
-	}
+	if (addr->ss_family == AF_INET || !cm_id->afonly)
+		n = kiwi_local_addrs4(netdev, port, local, n, max);
+	if (addr->ss_family == AF_INET6)
+		n = kiwi_local_addrs6(netdev, port, local, n, max);
 	rtnl_unlock();
 
 	for (i = 0; i < n && !ret; i++)
 		ret = kiwi_listen_one(ls, cm_id, &local[i], backlog);
+	kfree(local);
 	return ret;
 }
 

@@ -5,6 +5,7 @@
 #ifndef _KIWI_ENGINE_H
 #define _KIWI_ENGINE_H
 
+#include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <linux/uio.h>
 
@@ -32,6 +33,16 @@ struct kiwi_sq_slot {
 /* ORQ slot value of the zero-length Read sent as RTR message. */
 #define KIWI_ORQ_RTR		U32_MAX
 
+/*
+ * A user QP's send queue is transmitted in the poster's system call while
+ * its entries are this small, TCP has room, and no work item is running:
+ * a wake-up of the work item costs more than sending them.
+ */
+#define KIWI_TX_DIRECT_MAX	4096	/* payload bytes of one entry */
+#define KIWI_TX_DIRECT_BUDGET	32	/* entries per system call */
+/* Bytes a direct send may leave for the work item (one entry on the wire). */
+#define KIWI_TX_CARRY_MAX	(2 * KIWI_TX_DIRECT_MAX)
+
 /* A stalled peer fails the connection after this long without progress. */
 #define KIWI_TX_TIMEOUT		(30 * HZ)
 
@@ -53,8 +64,14 @@ struct kiwi_irq_entry {
 /**
  * struct kiwi_tx - transmit engine of one QP
  * @qp: its QP
- * @work: the transmit loop; runs on kiwi_tx_wq, never in the poster's
- *	context, one instance per QP at a time
+ * @work: runs the transmit loop on kiwi_tx_wq
+ * @run_lock: one transmit loop at a time, the work item's or a direct one
+ *	in a user poster's context (kiwi_tx_kick_direct)
+ * @direct: the loop holding @run_lock runs in a poster's context: it must
+ *	not sleep in TCP and leaves large messages to the work item
+ * @carry: wire bytes a direct loop framed but TCP did not take; the work
+ *	item sends them before anything else
+ * @carry_len: their number
  * @msn: last MSN sent on each untagged queue (send, read request, terminate)
  * @next: next send queue index to transmit
  * @cur: validated copy of the entry at @next while it is being sent
@@ -68,6 +85,7 @@ struct kiwi_irq_entry {
  * @irq: inbound RDMA Read Requests to answer, a ring of KIWI_MAX_IRD
  * @irq_head: oldest; @irq_tail: next free (protected by @irq_lock)
  * @irq_lock: the receive engine adds requests from softirq context
+ * @resp_active: a Read Response taken off @irq is being sent
  * @term: a Terminate to send before anything else, then stop
  * @term_buf: its RDMAP header (built by the receive engine)
  * @term_len: its length
@@ -77,6 +95,10 @@ struct kiwi_irq_entry {
 struct kiwi_tx {
 	struct kiwi_qp *qp;
 	struct work_struct work;
+	struct mutex run_lock;		/* see @run_lock above */
+	bool direct;
+	u8 carry[KIWI_TX_CARRY_MAX];
+	unsigned int carry_len;
 	u32 msn[3];
 	u32 next;
 	struct kiwi_sqe cur;
@@ -92,6 +114,7 @@ struct kiwi_tx {
 	u32 irq_head;
 	u32 irq_tail;
 	spinlock_t irq_lock;		/* see @irq_lock above */
+	bool resp_active;
 	u8 term_buf[KIWI_TERM_CTRL_LEN + KIWI_TERM_SEGLEN_LEN +
 		    KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN];
 	unsigned int term_len;
@@ -164,6 +187,7 @@ void kiwi_engines_free(struct kiwi_qp *qp);
 void kiwi_engines_start(struct kiwi_qp *qp);
 void kiwi_engines_stop(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_kick_direct(struct kiwi_qp *qp);
 void kiwi_rx_data_ready(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);
 void kiwi_rx_reset(struct kiwi_qp *qp);

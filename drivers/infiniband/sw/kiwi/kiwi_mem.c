@@ -408,17 +408,20 @@ int kiwi_mem_write_skb(struct kiwi_mem *mem, u64 addr,
 /* ---- fast-register and invalidate ---- */
 
 /*
- * Access rights kiwi can grant: local read is implicit; remote write needs
- * local write. The optional (IB_ACCESS_OPTIONAL) and HUGETLB bits are
- * hints and ignored. Atomics, memory windows, zero-based and on-demand
- * MRs do not exist (yet).
+ * Access rights kiwi can grant: local read is implicit; remote write and
+ * remote atomic need local write. The optional (IB_ACCESS_OPTIONAL) and
+ * HUGETLB bits are hints and ignored. Remote atomic is accepted because
+ * common tools (qperf) ask for it on every MR, but it is never exercised:
+ * iWARP without RFC 7306 has no atomic operation, and one arriving is an
+ * unknown opcode. Memory windows, zero-based and on-demand MRs do not
+ * exist (yet).
  */
 static int kiwi_mem_access_ok(int access)
 {
 	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB);
-	if (access & ~KIWI_MEM_RIGHTS)
+	if (access & ~(KIWI_MEM_RIGHTS | IB_ACCESS_REMOTE_ATOMIC))
 		return -EOPNOTSUPP;
-	if ((access & IB_ACCESS_REMOTE_WRITE) &&
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	return 0;

@@ -381,7 +381,8 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
 				       IB_ACCESS_REMOTE_WRITE |
-				       IB_ACCESS_REMOTE_READ)))
+				       IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_ATOMIC)))
 		return -EINVAL;
 
 	mutex_lock(&qp->state_lock);
@@ -678,8 +679,10 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (state == IB_QPS_ERR)
 		kiwi_qp_flush(qp);
+	else if (state == IB_QPS_RTS && ibqp->uobject)
+		kiwi_tx_kick_direct(qp);	/* the POST_SEND system call */
 	else if (state == IB_QPS_RTS)
-		kiwi_tx_kick(qp);
+		kiwi_tx_kick(qp);	/* kernel callers may be atomic */
 	return ret;
 }
 

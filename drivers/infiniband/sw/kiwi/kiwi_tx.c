@@ -2,16 +2,23 @@
 /*
  * kiwi: the transmit engine.
  *
- * Each connected QP has one work item on kiwi_tx_wq that turns, in this
- * order, a pending Terminate, the ready-to-receive message owed to the
- * peer, RDMA Read Responses the peer asked for, and send queue entries into
- * FPDUs (RFC 5044 framing around RFC 5041/5040 headers), sized to the
+ * Each connected QP has one transmit loop that turns, in this order, a
+ * pending Terminate, the ready-to-receive message owed to the peer, RDMA
+ * Read Responses the peer asked for, and send queue entries into FPDUs
+ * (RFC 5044 framing around RFC 5041/5040 headers), sized to the
  * connection's MULPDU and handed to TCP in batches. The payload is gathered
  * straight from registered memory; TCP makes the only copy.
  *
- * Context: the work item runs in process context and may sleep in TCP;
- * the send queue's completion shadows and the ORQ are protected by
- * qp->sq_lock because the receive engine completes RDMA Reads in softirq.
+ * The loop runs in the QP's work item on kiwi_tx_wq, or, for small entries
+ * of a user QP, directly in the POST_SEND system call that rang the kernel
+ * (kiwi_tx_kick_direct): there it never waits for TCP, and leaves anything
+ * large or blocked to the work item.
+ *
+ * Context: process context. tx->run_lock makes the loop single; the work
+ * item may sleep in TCP. The send queue's completion shadows and the ORQ
+ * are protected by qp->sq_lock because the receive engine completes RDMA
+ * Reads in softirq. Lock order: qp->state_lock (engines_stop) before
+ * tx->run_lock; the loop takes neither qp->state_lock nor the socket lock.
  */
 
 #include <linux/highmem.h>
@@ -105,17 +112,100 @@ static void kiwi_tx_unmap(struct kiwi_tx *tx, int nmapped)
 		kunmap_local(tx->kmapped[nmapped]);
 }
 
+/* Bytes message @m takes on the wire from payload offset @off on. */
+static size_t kiwi_tx_wire_len(const struct kiwi_tx_msg *m, unsigned int hlen,
+			       u32 room, u32 off)
+{
+	size_t total = 0;
+	bool first = true;
+
+	while (first || off < m->len) {
+		u32 seg = min(m->len - off, room);
+
+		total += KIWI_MPA_LEN_SIZE + hlen + seg +
+			 kiwi_mpa_pad(hlen + seg) + KIWI_MPA_CRC_SIZE;
+		off += seg;
+		first = false;
+	}
+	return total;
+}
+
+static unsigned int kiwi_tx_hlen(const struct kiwi_tx_msg *m)
+{
+	return (m->tagged ? KIWI_TAGGED_HDR_LEN : KIWI_UNTAGGED_HDR_LEN) +
+	       m->rdmap_len;
+}
+
+/*
+ * May a direct loop send @m from payload offset @off? Only a small message
+ * that TCP can take whole without waiting, and that fits the carry buffer
+ * should TCP take less after all.
+ */
+static bool kiwi_tx_direct_ok(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
+			      u32 off)
+{
+	unsigned int hlen = kiwi_tx_hlen(m);
+	unsigned int mulpdu = kiwi_tx_mulpdu(qp);
+	size_t wire;
+
+	if (qp->tx->carry_len || m->len - off > KIWI_TX_DIRECT_MAX ||
+	    mulpdu < hlen + 256)
+		return false;
+	wire = kiwi_tx_wire_len(m, hlen, mulpdu - hlen, off);
+	/* skbs cost more than their payload: ask for twice the room */
+	return wire <= KIWI_TX_CARRY_MAX &&
+	       sk_stream_wspace(qp->sock->sk) >= (int)(2 * wire);
+}
+
+/*
+ * TCP took @done of the @total bytes in tx->iov[0..@nvec) without waiting:
+ * keep the rest, in stream order, for the work item. Return: @total, or
+ * -EMSGSIZE if it does not fit (kiwi_tx_direct_ok() rules that out).
+ */
+static int kiwi_tx_carry(struct kiwi_tx *tx, int nvec, size_t total,
+			 size_t done)
+{
+	struct iov_iter it;
+	size_t left = total - done;
+
+	if (WARN_ON_ONCE(tx->carry_len + left > sizeof(tx->carry)))
+		return -EMSGSIZE;
+	iov_iter_kvec(&it, ITER_SOURCE, tx->iov, nvec, total);
+	iov_iter_advance(&it, done);
+	if (copy_from_iter(tx->carry + tx->carry_len, left, &it) != left)
+		return -EFAULT;
+	tx->carry_len += left;
+	return total;
+}
+
+/* The work item sends what a direct loop left, before anything else. */
+static int kiwi_tx_flush_carry(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	struct kvec iov = { .iov_base = tx->carry, .iov_len = tx->carry_len };
+	int ret;
+
+	ret = kernel_sendmsg(qp->sock, &msg, &iov, 1, tx->carry_len);
+	if (ret < 0)
+		return ret;
+	if (ret != tx->carry_len)
+		return -ECONNRESET;
+	tx->carry_len = 0;
+	return 0;
+}
+
 /*
  * Frame and send message @m from payload offset *@sent to its end.
- * Context: the QP's transmit work. Sleeps in TCP.
+ * Context: the transmit loop. The work item sleeps in TCP; a direct loop
+ * does not, and carries what TCP did not take.
  * Return: 0 when all of it went out, or a negative errno.
  */
 static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 			   u32 *sent)
 {
 	struct kiwi_tx *tx = qp->tx;
-	unsigned int hlen = (m->tagged ? KIWI_TAGGED_HDR_LEN :
-			     KIWI_UNTAGGED_HDR_LEN) + m->rdmap_len;
+	unsigned int hlen = kiwi_tx_hlen(m);
 	unsigned int mulpdu = kiwi_tx_mulpdu(qp);
 	u32 room = mulpdu > hlen ? mulpdu - hlen : 0;
 	bool first = true;
@@ -187,7 +277,16 @@ static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 		}
 		if (off < m->len)
 			msg.msg_flags |= MSG_MORE;
-		ret = kernel_sendmsg(qp->sock, &msg, tx->iov, nvec, total);
+		if (tx->direct)
+			msg.msg_flags |= MSG_DONTWAIT;
+		if (tx->carry_len)	/* behind bytes TCP has yet to take */
+			ret = kiwi_tx_carry(tx, nvec, total, 0);
+		else
+			ret = kernel_sendmsg(qp->sock, &msg, tx->iov, nvec,
+					     total);
+		if (tx->direct && (ret == -EAGAIN ||
+				   (ret >= 0 && ret < total)))
+			ret = kiwi_tx_carry(tx, nvec, total, max(ret, 0));
 		kiwi_tx_unmap(tx, nmapped);
 		if (ret < 0)
 			return ret;
@@ -360,6 +459,8 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 	u32 sent = 0;
 	int ret;
 
+	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, 0))
+		return 1;
 	kiwi_read_req_build(rdmap, &rr);
 	/*
 	 * The response may be in before kernel_sendmsg() returns: the entry
@@ -396,7 +497,10 @@ static int kiwi_tx_reg_mr(struct kiwi_qp *qp, const struct kiwi_sqe *c)
 	return kiwi_mem_fastreg(qp->kdev, mr, c->rkey, c->inline_len);
 }
 
-/* Transmit the entry at tx->next. Return: 0 done, 1 stalled, <0 error. */
+/*
+ * Transmit the entry at tx->next. Return: 0 done, 1 stalled (ORD full, or
+ * not for a direct loop), <0 error.
+ */
 static int kiwi_tx_sqe(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
@@ -416,7 +520,8 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 			return 1;	/* ORD is full: the queue waits */
 		/* Completes when the response is in (kiwi_rx.c). */
 		ret = kiwi_tx_read_req(qp);
-		kiwi_tx_put_cur(tx);
+		if (ret != 1)
+			kiwi_tx_put_cur(tx);
 		return ret;
 	case KIWI_WR_RDMA_WRITE:
 		m.opcode = KIWI_OP_WRITE;
@@ -449,6 +554,8 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 		return -EINVAL;
 	}
 
+	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, tx->cur_sent))
+		return 1;
 	ret = kiwi_tx_message(qp, &m, &tx->cur_sent);
 	if (ret)
 		return ret;
@@ -562,24 +669,37 @@ static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
 		kiwi_cm_close(qp->cep, true);
 }
 
-static void kiwi_tx_work(struct work_struct *work)
+/*
+ * The transmit loop; tx->run_lock held. Return: true when a direct loop
+ * stopped at work only the work item may do (a Terminate, the RTR, a Read
+ * Response, a large entry, a full socket, its budget spent).
+ */
+static bool kiwi_tx_run(struct kiwi_qp *qp)
 {
-	struct kiwi_tx *tx = container_of(work, struct kiwi_tx, work);
-	struct kiwi_qp *qp = tx->qp;
+	struct kiwi_tx *tx = qp->tx;
+	bool direct = tx->direct;
+	int budget = KIWI_TX_DIRECT_BUDGET;
 	int ret = 0;
 
 	if (tx->stopped || !qp->sock)
-		return;
+		return false;
+	if (direct && (tx->term_pending || qp->rtr_pending || tx->carry_len))
+		return true;
+	if (tx->carry_len) {
+		ret = kiwi_tx_flush_carry(qp);
+		if (ret)
+			goto fail;
+	}
 	if (tx->term_pending) {
 		kiwi_tx_terminate(qp);
-		return;
+		return false;
 	}
 	if (READ_ONCE(qp->state) != IB_QPS_RTS &&
 	    READ_ONCE(qp->state) != IB_QPS_SQD)
 		goto idle;
 	if (qp->rtr_pending) {
 		if (!qp->initiator)
-			return;	/* nothing goes out before the peer's RTR */
+			return false;	/* nothing goes out before the peer's RTR */
 		ret = kiwi_tx_rtr(qp);
 		if (ret)
 			goto fail;
@@ -587,26 +707,39 @@ static void kiwi_tx_work(struct work_struct *work)
 	}
 
 	for (;;) {
-		struct kiwi_irq_entry *e = NULL;
+		struct kiwi_irq_entry resp;
 		unsigned long flags;
+		bool have = false;
 
 		if (tx->stopped || (READ_ONCE(qp->state) != IB_QPS_RTS &&
 				    READ_ONCE(qp->state) != IB_QPS_SQD))
 			break;
+		/*
+		 * The IRQ slot is freed before the response goes out: the
+		 * peer may send its next Read Request the moment the last
+		 * response byte is in, before kernel_sendmsg() returns here.
+		 */
 		spin_lock_irqsave(&tx->irq_lock, flags);
-		if (tx->irq_head != tx->irq_tail)
-			e = &tx->irq[tx->irq_head % KIWI_MAX_IRD];
+		if (tx->irq_head != tx->irq_tail && !direct) {
+			resp = tx->irq[tx->irq_head % KIWI_MAX_IRD];
+			tx->irq_head++;
+			tx->resp_active = true;
+			have = true;
+		} else if (tx->irq_head != tx->irq_tail) {
+			spin_unlock_irqrestore(&tx->irq_lock, flags);
+			return true;	/* the work item answers Reads */
+		}
 		spin_unlock_irqrestore(&tx->irq_lock, flags);
-		if (e) {
-			ret = kiwi_tx_read_resp(qp, e);
+		if (have) {
+			ret = kiwi_tx_read_resp(qp, &resp);
+			WRITE_ONCE(tx->resp_active, false);
 			if (ret)
 				goto fail;
-			spin_lock_irqsave(&tx->irq_lock, flags);
-			tx->irq_head++;
-			spin_unlock_irqrestore(&tx->irq_lock, flags);
 			continue;
 		}
 
+		if (direct && !budget--)
+			return true;
 		if (!tx->cur_active) {
 			ret = kiwi_tx_load(qp);
 			if (ret == 1)
@@ -615,15 +748,18 @@ static void kiwi_tx_work(struct work_struct *work)
 				kiwi_tx_put_cur(tx);
 				kiwi_tx_slot_done(qp, ret);
 				kiwi_qp_error(qp);
-				return;
+				return false;
 			}
 		}
 		if ((tx->cur.flags & KIWI_WQE_READ_FENCE) &&
 		    tx->orq_head != tx->orq_tail)
 			break;	/* fenced behind outstanding Reads */
 		ret = kiwi_tx_sqe(qp);
-		if (ret == 1)
+		if (ret == 1) {
+			if (direct)
+				return true;
 			break;
+		}
 		if (ret)
 			goto fail;
 	}
@@ -631,9 +767,19 @@ idle:
 	/* A graceful close waits for the queue to run dry. */
 	if (qp->cep && kiwi_qp_tx_idle(qp))
 		kiwi_cm_poke(qp->cep);
-	return;
+	return false;
 fail:
 	kiwi_tx_fail(qp, ret);
+	return false;
+}
+
+static void kiwi_tx_work(struct work_struct *work)
+{
+	struct kiwi_tx *tx = container_of(work, struct kiwi_tx, work);
+
+	mutex_lock(&tx->run_lock);
+	kiwi_tx_run(tx->qp);
+	mutex_unlock(&tx->run_lock);
 }
 
 void kiwi_tx_kick(struct kiwi_qp *qp)
@@ -642,13 +788,44 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 		queue_work(kiwi_tx_wq, &qp->tx->work);
 }
 
+/**
+ * kiwi_tx_kick_direct() - transmit a user QP's new entries right away
+ * @qp: the QP, in RTS
+ *
+ * Runs the transmit loop in the caller's context when no other loop runs,
+ * for as long as the entries are small and TCP takes them without waiting;
+ * the work item does the rest.
+ *
+ * Context: process context (POST_SEND); may wait for the socket lock,
+ * never for room in TCP.
+ */
+void kiwi_tx_kick_direct(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	bool more;
+
+	if (!tx || tx->stopped)
+		return;
+	if (!mutex_trylock(&tx->run_lock)) {
+		kiwi_tx_kick(qp);	/* the running loop may have looked */
+		return;
+	}
+	tx->direct = true;
+	more = kiwi_tx_run(qp);
+	tx->direct = false;
+	/* Under run_lock, so that kiwi_engines_stop() can wait this out. */
+	if (more)
+		kiwi_tx_kick(qp);
+	mutex_unlock(&tx->run_lock);
+}
+
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
 
 	return !tx || tx->stopped ||
 	       (!tx->cur_active && tx->orq_head == tx->orq_tail &&
-		tx->irq_head == tx->irq_tail &&
+		tx->irq_head == tx->irq_tail && !READ_ONCE(tx->resp_active) &&
 		!(kiwi_ring_flags(&((struct kiwi_sqe *)qp->sq.ring +
 				    (tx->next & (qp->sq.num - 1)))->flags) &
 		  KIWI_WQE_VALID));
@@ -668,6 +845,7 @@ int kiwi_engines_alloc(struct kiwi_qp *qp)
 	qp->tx->qp = qp;
 	qp->tx->stopped = true;
 	INIT_WORK(&qp->tx->work, kiwi_tx_work);
+	mutex_init(&qp->tx->run_lock);
 	spin_lock_init(&qp->tx->irq_lock);
 	qp->rx->state = KIWI_RX_DEAD;
 	return 0;
@@ -700,6 +878,8 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 	tx->irq_head = 0;
 	tx->irq_tail = 0;
 	tx->term_pending = false;
+	tx->resp_active = false;
+	tx->carry_len = 0;
 	tx->stopped = false;
 
 	lock_sock(sk);
@@ -728,8 +908,12 @@ void kiwi_engines_stop(struct kiwi_qp *qp)
 		flush_work(&tx->work);
 	tx->stopped = true;
 	kernel_sock_shutdown(qp->sock, SHUT_RDWR);
+	/* Wait out a direct loop; one that starts later sees @stopped. */
+	mutex_lock(&tx->run_lock);
+	mutex_unlock(&tx->run_lock);
 	cancel_work_sync(&tx->work);
 	kiwi_tx_put_cur(tx);
+	tx->carry_len = 0;
 
 	lock_sock(qp->sock->sk);
 	qp->rx->state = KIWI_RX_DEAD;

@@ -153,6 +153,10 @@ pair() {
 		grep -ihE "error|fail|unable|unexpected|invalid" \
 			"$out/$name.srv" "$out/$name.cli" | head -8 |
 			sed "s/^/# $name: /"
+		# What the kernel and the sockets looked like, to explain it.
+		dmesg | tail -8 | sed "s/^/# $name: dmesg: /"
+		{ ip netns exec "$sns" ss -tan; ip netns exec "$cns" ss -tan; } |
+			grep -v "^State" | head -12 | sed "s/^/# $name: ss: /"
 		return 1
 	fi
 }
