@@ -3,8 +3,8 @@
 #
 # Wire interop with the upstream siw (built by scripts/build-siw.sh from
 # Debian's linux-source-6.1): kiwi in one namespace, siw in the other,
-# rping -V in both directions and perftest over rdma_cm, CRC off and
-# required by kiwi.
+# rping -V in both directions over IPv4 and IPv6, and perftest's bandwidth
+# and latency tests over rdma_cm, CRC off and required by kiwi.
 source "$(dirname "$0")/lib.sh"
 tap_begin "interop with siw"
 root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
@@ -44,6 +44,12 @@ for mode in "crc off" "crc required by kiwi"; do
 	check "$mode: rping -V, siw client -> kiwi server" \
 		pair r2 7174 kiwiA rping -s -a 192.0.2.1 -V -C 10 -S 4000 -- \
 		kiwiB rping -c -a 192.0.2.1 -V -C 10 -S 4000
+	check "$mode: rping -V over IPv6, kiwi client -> siw server" \
+		pair r3 7174 kiwiB rping -s -a 2001:db8::2 -V -C 10 -S 4000 -- \
+		kiwiA rping -c -a 2001:db8::2 -V -C 10 -S 4000
+	check "$mode: rping -V over IPv6, siw client -> kiwi server" \
+		pair r4 7174 kiwiA rping -s -a 2001:db8::1 -V -C 10 -S 4000 -- \
+		kiwiB rping -c -a 2001:db8::1 -V -C 10 -S 4000
 	# perftest's server listens on the wildcard address, which makes
 	# rdma_cm listen on every iWARP device; siw refuses that for a device
 	# whose netdev is in another namespace (kiwi listens on nothing there),
@@ -52,6 +58,9 @@ for mode in "crc off" "crc required by kiwi"; do
 		check "$mode: ib_${t}_bw -R, kiwi client -> siw server" \
 			pair "$t" 18515 kiwiB ib_${t}_bw -d siw0 -R -F -n 100 -s 16384 -- \
 			kiwiA ib_${t}_bw -d kiwi0 -R -F -n 100 -s 16384 192.0.2.2
+		check "$mode: ib_${t}_lat -R, kiwi client -> siw server" \
+			pair "${t}lat" 18515 kiwiB ib_${t}_lat -d siw0 -R -F -n 100 -s 8 -- \
+			kiwiA ib_${t}_lat -d kiwi0 -R -F -n 100 -s 8 192.0.2.2
 	done
 	teardown
 done
