@@ -84,7 +84,7 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 	kiwi_tx_kick(qp);
 	if (qp->cep)
-		kiwi_cm_close(qp->cep, true);
+		kiwi_cm_terminated(qp->cep);
 }
 
 /* Take the next receive WQE for a new Send message. Return: 0 or a tc. */
@@ -371,7 +371,7 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 		}
 		rx->state = KIWI_RX_DEAD;
 		if (qp->cep)
-			kiwi_cm_close(qp->cep, true);
+			kiwi_cm_terminated(qp->cep);
 		return 0;
 	}
 	default:
@@ -534,7 +534,11 @@ void kiwi_rx_data_ready(struct sock *sk)
 	read_lock(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
 	qp = cep ? cep->qp : NULL;
-	if (qp && qp->rx && qp->rx->state != KIWI_RX_DEAD) {
+	/*
+	 * A dead engine still reads, and discards: bytes left unread would
+	 * turn the close into a reset that may destroy our Terminate.
+	 */
+	if (qp && qp->rx) {
 		desc.arg.data = qp;
 		tcp_read_sock(sk, &desc, kiwi_rx_actor);
 	}
