@@ -922,6 +922,37 @@ static void t_term_flags_llp(void)
 			expect_flags(codes[i], op, false, false, false);
 }
 
+/* Every defined code: protection errors on the peer's access, or not. */
+static void t_tc_access(void)
+{
+	static const u32 access[] = {
+		KIWI_TC_RDMAP_INV_STAG, KIWI_TC_RDMAP_BASE_BOUNDS,
+		KIWI_TC_RDMAP_ACCESS, KIWI_TC_RDMAP_STAG_NOT_ASSOC,
+		KIWI_TC_RDMAP_TO_WRAP, KIWI_TC_RDMAP_PROT_CANT_INV,
+		KIWI_TC_RDMAP_PROT_UNSPEC, KIWI_TC_DDP_T_INV_STAG,
+		KIWI_TC_DDP_T_BASE_BOUNDS, KIWI_TC_DDP_T_STAG_NOT_ASSOC,
+		KIWI_TC_DDP_T_TO_WRAP,
+	};
+	static const u32 fatal[] = {
+		KIWI_TC_RDMAP_LOCAL_CATA, KIWI_TC_RDMAP_INV_VERSION,
+		KIWI_TC_RDMAP_UNEXP_OPCODE, KIWI_TC_RDMAP_CATA_STREAM,
+		KIWI_TC_RDMAP_CATA_GLOBAL, KIWI_TC_RDMAP_OP_CANT_INV,
+		KIWI_TC_RDMAP_OP_UNSPEC, KIWI_TC_DDP_LOCAL_CATA,
+		KIWI_TC_DDP_T_INV_VERSION, KIWI_TC_DDP_U_INV_QN,
+		KIWI_TC_DDP_U_NO_BUF, KIWI_TC_DDP_U_INV_MSN,
+		KIWI_TC_DDP_U_INV_MO, KIWI_TC_DDP_U_TOO_LONG,
+		KIWI_TC_DDP_U_INV_VERSION, KIWI_TC_MPA_CLOSED, KIWI_TC_MPA_CRC,
+		KIWI_TC_MPA_MARKER, KIWI_TC_MPA_REQ_RSP, KIWI_TC_MPA_LOCAL_CATA,
+		KIWI_TC_MPA_INSUF_IRD, KIWI_TC_MPA_NOMATCH_RTR,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(access) / sizeof(access[0]); i++)
+		CHECK(kiwi_tc_access(access[i]));
+	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		CHECK(!kiwi_tc_access(fatal[i]));
+}
+
 static void t_term_golden_ctrl(void)
 {
 	u8 rreq[46], out[64];
@@ -1477,6 +1508,7 @@ static const struct {
 	{ t_term_flags_remote_operation, "R-TCODE-21: Remote Operation -> M, D if possible, no R" },
 	{ t_term_flags_ddp, "R-TCODE-22: DDP errors -> M, D, no R (none for Local Catastrophic)" },
 	{ t_term_flags_llp, "R-TCODE-23: LLP (MPA) errors -> no headers" },
+	{ t_tc_access, "kiwi_tc_access: RDMAP Remote Protection and DDP tagged errors (not the version) are access errors" },
 	{ t_term_golden_ctrl, "R-HDR-23: Remote Protection / Invalid STag on a Read Request -> control word 0x0100E000" },
 	{ t_term_roundtrip, "R-HDR-25, R-HDR-26: Terminate build->parse with and without echoed 14/18/28-octet headers, truncations refused" },
 	{ t_term_fpdu_76_and_28, "R-HDR-27: largest Terminate FPDU is 76 octets, smallest 28" },

@@ -418,7 +418,8 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 
 	if (test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) ||
 	    (sk && (sk->sk_err || sk->sk_state == TCP_CLOSE))) {
-		kiwi_cep_teardown(cep, false);
+		kiwi_cep_teardown(cep, test_bit(KIWI_CEP_CLOSE_TERM,
+						&cep->close_req));
 		return;
 	}
 	if (sk && (sk->sk_shutdown & RCV_SHUTDOWN)) {
@@ -844,6 +845,22 @@ void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt)
 	set_bit(abrupt ? KIWI_CEP_CLOSE_ABRUPT : KIWI_CEP_CLOSE_GRACEFUL,
 		&cep->close_req);
 	kiwi_cep_queue(cep);
+}
+
+/**
+ * kiwi_cm_terminated() - a Terminate was sent or received: close now
+ * @cep: the endpoint
+ *
+ * The QP fails at once, as with kiwi_cm_close(@cep, true), but the socket
+ * closes with a FIN rather than a reset, so that a Terminate still in the
+ * send queue reaches the peer (RFC 5040 section 6.2.1, R-TRM-5).
+ *
+ * Context: any; takes no lock the caller may hold.
+ */
+void kiwi_cm_terminated(struct kiwi_cep *cep)
+{
+	set_bit(KIWI_CEP_CLOSE_TERM, &cep->close_req);
+	kiwi_cm_close(cep, true);
 }
 
 /* Have the endpoint look at its state again (the send queue ran dry). */

@@ -87,6 +87,7 @@ struct kiwi_cep {
 /* close_req bits */
 #define KIWI_CEP_CLOSE_GRACEFUL	0
 #define KIWI_CEP_CLOSE_ABRUPT	1
+#define KIWI_CEP_CLOSE_TERM	2	/* with ABRUPT: end with a FIN */
 
 /* MPA Request/Reply must arrive within this time. */
 #define KIWI_MPA_TIMEOUT	(10 * HZ)
@@ -102,6 +103,7 @@ int kiwi_iw_destroy_listen(struct iw_cm_id *cm_id);
 
 void kiwi_cep_put(struct kiwi_cep *cep);
 void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt);
+void kiwi_cm_terminated(struct kiwi_cep *cep);
 void kiwi_cm_poke(struct kiwi_cep *cep);
 
 #endif /* _KIWI_CM_H */

@@ -89,7 +89,7 @@ struct kiwi_irq_entry {
  * @term: a Terminate to send before anything else, then stop
  * @term_buf: its RDMAP header (built by the receive engine)
  * @term_len: its length
- * @term_pending: @term_buf waits to be sent
+ * @term_pending: @term_buf waits to be sent, or is being sent
  * @stopped: the engine sends nothing more (error or close)
  */
 struct kiwi_tx {

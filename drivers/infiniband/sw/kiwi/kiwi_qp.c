@@ -308,15 +308,14 @@ void kiwi_qp_async_event(struct kiwi_qp *qp, enum ib_event_type type)
 		qp->base_qp.event_handler(&ev, qp->base_qp.qp_context);
 }
 
-/* The peer sent a Terminate: protection errors are access errors. */
+/*
+ * A Terminate with @code was sent or received: tell the consumer, the same
+ * way for both, protection errors being access errors.
+ */
 void kiwi_qp_terminated(struct kiwi_qp *qp, u32 code)
 {
-	bool access = KIWI_TC_ETYPE(code) == 1 &&
-		      (KIWI_TC_LAYER(code) == KIWI_LAYER_RDMAP ||
-		       KIWI_TC_LAYER(code) == KIWI_LAYER_DDP);
-
-	kiwi_qp_async_event(qp, access ? IB_EVENT_QP_ACCESS_ERR :
-					 IB_EVENT_QP_FATAL);
+	kiwi_qp_async_event(qp, kiwi_tc_access(code) ? IB_EVENT_QP_ACCESS_ERR :
+						       IB_EVENT_QP_FATAL);
 }
 
 /* Fail a connected QP from an engine. Context: any; takes no lock. */

@@ -79,12 +79,10 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 		t.rdmap_hdr = rx->hdr + KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN;
 	qp->tx->term_len = kiwi_term_build(qp->tx->term_buf, &t);
 	qp->tx->term_pending = true;
-	kiwi_qp_async_event(qp, KIWI_TC_LAYER(tc) == KIWI_LAYER_RDMAP &&
-			    KIWI_TC_ETYPE(tc) == 1 ?
-			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
+	kiwi_qp_terminated(qp, tc);
 	kiwi_tx_kick(qp);
 	if (qp->cep)
-		kiwi_cm_close(qp->cep, true);
+		kiwi_cm_terminated(qp->cep);
 }
 
 /* Take the next receive WQE for a new Send message. Return: 0 or a tc. */
@@ -186,11 +184,16 @@ static u32 kiwi_rx_segment_start(struct kiwi_qp *qp)
 		if (!rx->tmem)
 			return KIWI_TC_DDP_T_INV_STAG;
 		tc = kiwi_mem_check(rx->tmem, qp->base_qp.pd, access, h->to, seg);
+		/*
+		 * DDP has no access-rights code (R-AMB-6): the RDMAC verbs
+		 * (Fig. 24) report missing rights like a foreign PD, 0x1102.
+		 */
 		if (tc)
 			return tc == KIWI_TC_RDMAP_BASE_BOUNDS ?
 			       KIWI_TC_DDP_T_BASE_BOUNDS :
 			       tc == KIWI_TC_RDMAP_TO_WRAP ? KIWI_TC_DDP_T_TO_WRAP :
-			       tc == KIWI_TC_RDMAP_STAG_NOT_ASSOC ?
+			       tc == KIWI_TC_RDMAP_STAG_NOT_ASSOC ||
+			       tc == KIWI_TC_RDMAP_ACCESS ?
 			       KIWI_TC_DDP_T_STAG_NOT_ASSOC : KIWI_TC_DDP_T_INV_STAG;
 		rx->to = h->to;
 		return 0;
@@ -288,7 +291,8 @@ static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 	}
 	spin_lock_irqsave(&tx->irq_lock, flags);
 	if (tx->irq_tail - tx->irq_head >= max_t(u32, qp->ird, 1)) {
-		tc = KIWI_TC_RDMAP_OP_UNSPEC;	/* beyond the IRD we granted */
+		/* Beyond the IRD we granted: RDMAC verbs Fig. 24, 0x1203. */
+		tc = KIWI_TC_DDP_U_INV_MSN;
 	} else {
 		e = &tx->irq[tx->irq_tail % KIWI_MAX_IRD];
 		e->req = rr;
@@ -371,7 +375,7 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 		}
 		rx->state = KIWI_RX_DEAD;
 		if (qp->cep)
-			kiwi_cm_close(qp->cep, true);
+			kiwi_cm_terminated(qp->cep);
 		return 0;
 	}
 	default:
@@ -408,7 +412,8 @@ static int kiwi_rx_hdr(struct kiwi_qp *qp, struct sk_buff *skb,
 			       (rx->hdr[KIWI_MPA_LEN_SIZE] & 0x80 ?
 				KIWI_TAGGED_HDR_LEN : KIWI_UNTAGGED_HDR_LEN);
 		if (rx->ulpdu_len + KIWI_MPA_LEN_SIZE < rx->hdr_need) {
-			*tc = KIWI_TC_MPA_MARKER;	/* not an FPDU */
+			/* Too short for a DDP segment, as kiwi_ddp_parse() says. */
+			*tc = KIWI_TC_DDP_LOCAL_CATA;
 			return 0;
 		}
 		return 0;
@@ -534,7 +539,11 @@ void kiwi_rx_data_ready(struct sock *sk)
 	read_lock(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
 	qp = cep ? cep->qp : NULL;
-	if (qp && qp->rx && qp->rx->state != KIWI_RX_DEAD) {
+	/*
+	 * A dead engine still reads, and discards: bytes left unread would
+	 * turn the close into a reset that may destroy our Terminate.
+	 */
+	if (qp && qp->rx) {
 		desc.arg.data = qp;
 		tcp_read_sock(sk, &desc, kiwi_rx_actor);
 	}

@@ -607,10 +607,16 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp)
 		.inline_data = tx->term_buf,
 	};
 	u32 sent = 0;
+	int ret;
 
-	tx->term_pending = false;
+	/*
+	 * Nothing goes out after it; term_pending stays set while it is on
+	 * its way, so that kiwi_engines_stop() waits for it.
+	 */
 	tx->stopped = true;
-	return kiwi_tx_message(qp, &m, &sent);
+	ret = kiwi_tx_message(qp, &m, &sent);
+	WRITE_ONCE(tx->term_pending, false);
+	return ret;
 }
 
 /* The zero-length message RFC 6581 has the initiator send first. */
@@ -711,8 +717,10 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 		unsigned long flags;
 		bool have = false;
 
-		if (tx->stopped || (READ_ONCE(qp->state) != IB_QPS_RTS &&
-				    READ_ONCE(qp->state) != IB_QPS_SQD))
+		/* A Terminate goes next, at a message boundary (R-TRM-6). */
+		if (tx->stopped || READ_ONCE(tx->term_pending) ||
+		    (READ_ONCE(qp->state) != IB_QPS_RTS &&
+		     READ_ONCE(qp->state) != IB_QPS_SQD))
 			break;
 		/*
 		 * The IRQ slot is freed before the response goes out: the
@@ -903,8 +911,8 @@ void kiwi_engines_stop(struct kiwi_qp *qp)
 
 	if (!tx || !qp->sock)
 		return;
-	/* Send a pending Terminate before the socket closes. */
-	if (!tx->stopped && tx->term_pending)
+	/* A Terminate queued or being sent goes out before the socket closes. */
+	if (READ_ONCE(tx->term_pending))
 		flush_work(&tx->work);
 	tx->stopped = true;
 	kernel_sock_shutdown(qp->sock, SHUT_RDWR);

@@ -64,6 +64,7 @@ static const u8 mpa_key_rep[KIWI_MPA_KEY_LEN] = {
 #define ETYPE_RDMAP_PROTECTION	1
 #define ETYPE_RDMAP_OPERATION	2
 #define ETYPE_DDP_CATASTROPHIC	0
+#define ETYPE_DDP_TAGGED	1
 
 /*
  * RFC 5040 Fig. 4: the T flag and untagged queue each opcode must use.
@@ -403,6 +404,19 @@ void kiwi_term_flags(u32 code, int opcode, struct kiwi_term *t)
 	default:
 		/* LLP errors echo nothing. */
 		break;
+	}
+}
+
+bool kiwi_tc_access(u32 code)
+{
+	switch (KIWI_TC_LAYER(code)) {
+	case KIWI_LAYER_RDMAP:
+		return KIWI_TC_ETYPE(code) == ETYPE_RDMAP_PROTECTION;
+	case KIWI_LAYER_DDP:
+		return KIWI_TC_ETYPE(code) == ETYPE_DDP_TAGGED &&
+		       code != KIWI_TC_DDP_T_INV_VERSION;
+	default:
+		return false;
 	}
 }
 

@@ -325,6 +325,17 @@ struct kiwi_term {
 void kiwi_term_flags(u32 code, int opcode, struct kiwi_term *t);
 
 /**
+ * kiwi_tc_access() - is @code a protection error on the peer's access?
+ * @code: a Terminate code
+ *
+ * Return: true for RDMAP Remote Protection errors and DDP tagged buffer
+ * errors (a bad STag, bounds, PD, rights or offset; not a bad DDP
+ * version): the consumer hears of those as access errors
+ * (IB_EVENT_QP_ACCESS_ERR), of every other Terminate as a fatal error.
+ */
+bool kiwi_tc_access(u32 code);
+
+/**
  * kiwi_term_build() - encode a Terminate's RDMAP header after its DDP header
  * @buf: output, at least 4 + 2 + 18 + 28 bytes
  * @t: the Terminate; @t->ddp_hdr and @t->rdmap_hdr are read when @t->d

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_term_server: the rdma_cm side of terminate.sh. It serves CONNS
+ * connections (0: until killed) one after the other; for each it creates a
+ * QP, posts receives, accepts, and reports how the connection ended.
+ *
+ *   kiwi_term_server ADDR PORT CONNS
+ *
+ * The client's private data "case=NAME recv=N" names the case and how many
+ * 4 KiB receives to post (default 2). The server registers, once, four
+ * regions filled with a known pattern and advertises them in its MPA Reply
+ * ("KIWI", then for each its STag, address and length, big endian):
+ *   rw       local write, remote write, remote read (1 MiB; the others
+ *            are 64 KiB)
+ *   ro       remote read only (no remote write)
+ *   wo       remote write only (no remote read)
+ *   foreign  all rights, but in another protection domain
+ * It accepts with IRD and ORD 1.
+ *
+ * A received Send "kiwi-send" (the control case) is checked with the
+ * region rw, which must start with "kiwi-write", and answered with a Send
+ * of "verified" or "mismatch". When the connection is gone it prints
+ *   summary case=NAME async=EVENTS flushed=N recv_ok=N state=STATE mem=MEM
+ * EVENTS: the QP's asynchronous events (IBV_EVENT_ without the prefix,
+ * comma separated) or "none"; flushed: receives completed with
+ * IBV_WC_WR_FLUSH_ERR; STATE: the QP state from ibv_query_qp; MEM:
+ * "intact" when every region still holds its pattern, "written" when only
+ * rw's first bytes hold "kiwi-write", else "corrupt" (the pattern is then
+ * restored for the next connection); rst: TCP resets this namespace sent
+ * meanwhile (the kiwi device's socket lives here).
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/rdma_cma.h>
+
+#define RW_LEN		(1 << 20)	/* big enough to stall a Read */
+#define REGION_LEN	(64 << 10)
+#define RECV_LEN	4096
+#define MAX_RECV	8
+#define NREGION		4
+
+static const char wdata[] = "kiwi-write";
+static const char sdata[] = "kiwi-send";
+
+/* What every connection uses: protection domains and memory. */
+static struct {
+	struct ibv_pd *pd, *pd2;
+	struct ibv_mr *mr[NREGION];	/* rw, ro, wo, foreign */
+	struct ibv_mr *rmr, *smr;
+	unsigned char *region[NREGION];
+	unsigned char *rbuf, sbuf[64];
+	unsigned char pdata[4 + NREGION * 16];
+} mem;
+
+/* One connection. */
+struct conn {
+	struct rdma_cm_id *id;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	char name[64];
+	int nrecv;
+	int flushed, recv_ok;
+	long rsts;		/* tcp_out_rsts() when accepted */
+	char async[256];
+};
+
+static void fail(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static unsigned char pattern(size_t i)
+{
+	return (unsigned char)(i * 7 + 3);
+}
+
+static const char *state_name(enum ibv_qp_state s)
+{
+	switch (s) {
+	case IBV_QPS_RESET: return "RESET";
+	case IBV_QPS_INIT: return "INIT";
+	case IBV_QPS_RTR: return "RTR";
+	case IBV_QPS_RTS: return "RTS";
+	case IBV_QPS_SQD: return "SQD";
+	case IBV_QPS_SQE: return "SQE";
+	case IBV_QPS_ERR: return "ERR";
+	default: return "unknown";
+	}
+}
+
+/* "QP_FATAL" for IBV_EVENT_QP_FATAL. */
+static const char *event_name(enum ibv_event_type e)
+{
+	switch (e) {
+	case IBV_EVENT_QP_FATAL: return "QP_FATAL";
+	case IBV_EVENT_QP_REQ_ERR: return "QP_REQ_ERR";
+	case IBV_EVENT_QP_ACCESS_ERR: return "QP_ACCESS_ERR";
+	case IBV_EVENT_COMM_EST: return "COMM_EST";
+	case IBV_EVENT_SQ_DRAINED: return "SQ_DRAINED";
+	case IBV_EVENT_QP_LAST_WQE_REACHED: return "QP_LAST_WQE_REACHED";
+	default: return ibv_event_type_str(e);
+	}
+}
+
+/*
+ * TCP resets sent from this network namespace: a connection that ends
+ * with a Terminate must close with a FIN (R-TRM-5), sending none.
+ */
+static long tcp_out_rsts(void)
+{
+	char names[512], values[512], *n, *v, *sn, *sv;
+	FILE *f = fopen("/proc/net/snmp", "r");
+	long rsts = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		if (strncmp(names, "Tcp:", 4))
+			continue;
+		n = strtok_r(names, " \n", &sn);
+		v = strtok_r(values, " \n", &sv);
+		while (n && v && strcmp(n, "OutRsts")) {
+			n = strtok_r(NULL, " \n", &sn);
+			v = strtok_r(NULL, " \n", &sv);
+		}
+		if (n && v)
+			rsts = atol(v);
+	}
+	fclose(f);
+	return rsts;
+}
+
+static size_t region_len(int r)
+{
+	return r == 0 ? RW_LEN : REGION_LEN;
+}
+
+static void mem_fill(void)
+{
+	size_t i;
+	int r;
+
+	for (r = 0; r < NREGION; r++)
+		for (i = 0; i < region_len(r); i++)
+			mem.region[r][i] = pattern(i);
+}
+
+/* Which regions still hold their pattern, or the control case's Write. */
+static const char *mem_state(void)
+{
+	bool written = !memcmp(mem.region[0], wdata, sizeof(wdata) - 1);
+	size_t i;
+	int r;
+
+	for (r = 0; r < NREGION; r++)
+		for (i = r == 0 && written ? sizeof(wdata) - 1 : 0;
+		     i < region_len(r); i++)
+			if (mem.region[r][i] != pattern(i))
+				return "corrupt";
+	return written ? "written" : "intact";
+}
+
+static struct ibv_mr *reg(struct ibv_pd *pd, void *buf, size_t len, int access)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, access);
+
+	if (!mr)
+		fail("ibv_reg_mr");
+	return mr;
+}
+
+static void post_recv(struct conn *c, int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(mem.rbuf + i * RECV_LEN),
+		.length = RECV_LEN,
+		.lkey = mem.rmr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *badwr;
+
+	if (ibv_post_recv(c->id->qp, &wr, &badwr))
+		fail("ibv_post_recv");
+}
+
+static void reply(struct conn *c, const char *text)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)mem.sbuf,
+		.length = strlen(text),
+		.lkey = mem.smr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 100, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *badwr;
+
+	memcpy(mem.sbuf, text, strlen(text));
+	if (ibv_post_send(c->id->qp, &wr, &badwr))
+		fail("ibv_post_send");
+}
+
+/* Protection domains and the advertised regions, for all connections. */
+static void mem_init(struct ibv_context *ctx)
+{
+	static const int access[NREGION] = {
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ,
+	};
+	unsigned char *d = mem.pdata + 4;
+	int r;
+
+	mem.pd = ibv_alloc_pd(ctx);
+	mem.pd2 = ibv_alloc_pd(ctx);
+	if (!mem.pd || !mem.pd2)
+		fail("ibv_alloc_pd");
+	memcpy(mem.pdata, "KIWI", 4);
+	for (r = 0; r < NREGION; r++, d += 16) {
+		mem.region[r] = malloc(region_len(r));
+		if (!mem.region[r])
+			fail("malloc");
+		mem.mr[r] = reg(r == 3 ? mem.pd2 : mem.pd, mem.region[r],
+				region_len(r), access[r]);
+		*(uint32_t *)d = htobe32(mem.mr[r]->rkey);
+		*(uint64_t *)(d + 4) = htobe64((uintptr_t)mem.region[r]);
+		*(uint32_t *)(d + 12) = htobe32(region_len(r));
+	}
+	mem_fill();
+	mem.rbuf = calloc(MAX_RECV, RECV_LEN);
+	if (!mem.rbuf)
+		fail("calloc");
+	mem.rmr = reg(mem.pd, mem.rbuf, MAX_RECV * RECV_LEN,
+		      IBV_ACCESS_LOCAL_WRITE);
+	mem.smr = reg(mem.pd, mem.sbuf, sizeof(mem.sbuf), 0);
+}
+
+/* Set up a QP for a connection request and accept it. */
+static void conn_accept(struct conn *c, struct rdma_cm_event *ev)
+{
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = MAX_RECV,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_conn_param param = {
+		.private_data = mem.pdata,
+		.private_data_len = sizeof(mem.pdata),
+		.responder_resources = 1,
+		.initiator_depth = 1,
+	};
+	const char *pd = ev->param.conn.private_data;
+	int pdlen = ev->param.conn.private_data_len;
+	int r;
+
+	c->id = ev->id;
+	c->nrecv = 2;
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	if (pdlen > 0 && pdlen < 128) {
+		char text[128];
+
+		memcpy(text, pd, pdlen);
+		text[pdlen] = 0;
+		if (sscanf(text, "case=%63s recv=%d", c->name, &c->nrecv) < 1)
+			snprintf(c->name, sizeof(c->name), "unnamed");
+	}
+	if (c->nrecv < 0 || c->nrecv > MAX_RECV)
+		c->nrecv = 2;
+	printf("request case=%s recv=%d\n", c->name, c->nrecv);
+
+	c->ch = ibv_create_comp_channel(c->id->verbs);
+	if (!c->ch)
+		fail("ibv_create_comp_channel");
+	c->cq = ibv_create_cq(c->id->verbs, 32, NULL, c->ch, 0);
+	if (!c->cq || ibv_req_notify_cq(c->cq, 0))
+		fail("ibv_create_cq");
+	attr.send_cq = c->cq;
+	attr.recv_cq = c->cq;
+	if (rdma_create_qp(c->id, mem.pd, &attr))
+		fail("rdma_create_qp");
+	for (r = 0; r < c->nrecv; r++)
+		post_recv(c, r);
+	c->rsts = tcp_out_rsts();
+	if (rdma_accept(c->id, &param))
+		fail("rdma_accept");
+}
+
+static void conn_poll_cq(struct conn *c)
+{
+	struct ibv_wc wc;
+
+	while (ibv_poll_cq(c->cq, 1, &wc) == 1) {
+		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+			if (wc.opcode == IBV_WC_RECV || wc.wr_id < MAX_RECV)
+				c->flushed++;
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			printf("completion wr_id=%llu status=%s\n",
+			       (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+			continue;
+		}
+		if (wc.opcode != IBV_WC_RECV)
+			continue;
+		c->recv_ok++;
+		printf("recv len=%u data=%.*s\n", wc.byte_len,
+		       (int)(wc.byte_len < 32 ? wc.byte_len : 32),
+		       mem.rbuf + wc.wr_id * RECV_LEN);
+		/* R-ORD-10: the Write before this Send has been placed. */
+		if (wc.byte_len == sizeof(sdata) - 1 &&
+		    !memcmp(mem.rbuf + wc.wr_id * RECV_LEN, sdata, wc.byte_len))
+			reply(c, !memcmp(mem.region[0], wdata, sizeof(wdata) - 1) ?
+			      "verified" : "mismatch");
+	}
+}
+
+static void conn_cq_event(struct conn *c)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (ibv_get_cq_event(c->ch, &cq, &ctx))
+		fail("ibv_get_cq_event");
+	ibv_ack_cq_events(cq, 1);
+	if (ibv_req_notify_cq(cq, 0))
+		fail("ibv_req_notify_cq");
+	conn_poll_cq(c);
+}
+
+/* Drain the device's asynchronous events; note those of our QP. */
+static void async_events(struct ibv_context *ctx, struct conn *c)
+{
+	struct ibv_async_event ev;
+
+	while (!ibv_get_async_event(ctx, &ev)) {
+		if (c && c->id && ev.element.qp == c->id->qp) {
+			size_t n = strlen(c->async);
+
+			snprintf(c->async + n, sizeof(c->async) - n, "%s%s",
+				 n ? "," : "", event_name(ev.event_type));
+		} else {
+			printf("async %s (not our QP)\n",
+			       event_name(ev.event_type));
+		}
+		ibv_ack_async_event(&ev);
+	}
+}
+
+static void conn_end(struct conn *c)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	const char *state = "unknown", *m;
+
+	async_events(c->id->verbs, c);
+	conn_poll_cq(c);
+	if (!ibv_query_qp(c->id->qp, &attr, IBV_QP_STATE, &init))
+		state = state_name(attr.qp_state);
+	m = mem_state();
+	printf("summary case=%s async=%s flushed=%d recv_ok=%d state=%s mem=%s rst=%ld\n",
+	       c->name, c->async[0] ? c->async : "none", c->flushed,
+	       c->recv_ok, state, m, tcp_out_rsts() - c->rsts);
+	if (strcmp(m, "intact"))
+		mem_fill();
+	rdma_destroy_qp(c->id);
+	ibv_destroy_cq(c->cq);
+	ibv_destroy_comp_channel(c->ch);
+	rdma_destroy_id(c->id);
+	memset(c, 0, sizeof(*c));
+}
+
+static void nonblock(int fd)
+{
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK))
+		fail("fcntl");
+}
+
+int main(int argc, char **argv)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	struct rdma_event_channel *ech;
+	struct ibv_context *ctx = NULL;
+	struct rdma_cm_id *lid;
+	struct conn c = { 0 };
+	int conns, done = 0;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: kiwi_term_server ADDR PORT CONNS\n");
+		return 2;
+	}
+	conns = atoi(argv[3]);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getaddrinfo(argv[1], argv[2], &hints, &ai))
+		fail("getaddrinfo");
+	ech = rdma_create_event_channel();
+	if (!ech || rdma_create_id(ech, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 8))
+		fail("listen");
+	ctx = lid->verbs;
+	if (!ctx)
+		fail("the listener is bound to no device");
+	nonblock(ech->fd);
+	nonblock(ctx->async_fd);
+	mem_init(ctx);
+	printf("listening\n");
+
+	while (!conns || done < conns) {
+		struct pollfd pfd[3] = {
+			{ .fd = ech->fd, .events = POLLIN },
+			{ .fd = ctx->async_fd, .events = POLLIN },
+			{ .fd = c.ch ? c.ch->fd : -1, .events = POLLIN },
+		};
+		struct rdma_cm_event *ev;
+
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+			fail("poll");
+		if (pfd[1].revents)
+			async_events(ctx, c.id ? &c : NULL);
+		if (pfd[2].revents)
+			conn_cq_event(&c);
+		if (!pfd[0].revents)
+			continue;
+		while (!rdma_get_cm_event(ech, &ev)) {
+			enum rdma_cm_event_type type = ev->event;
+
+			if (type == RDMA_CM_EVENT_CONNECT_REQUEST && !c.id) {
+				conn_accept(&c, ev);
+			} else if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+				/* One at a time: the next client retries. */
+				rdma_reject(ev->id, NULL, 0);
+			} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
+				printf("established case=%s\n", c.name);
+			} else if (c.id && ev->id == c.id &&
+				   (type == RDMA_CM_EVENT_DISCONNECTED ||
+				    type == RDMA_CM_EVENT_CONNECT_ERROR ||
+				    type == RDMA_CM_EVENT_UNREACHABLE)) {
+				if (type != RDMA_CM_EVENT_DISCONNECTED)
+					printf("event %s status=%d\n",
+					       rdma_event_str(type), ev->status);
+				rdma_ack_cm_event(ev);
+				conn_end(&c);
+				done++;
+				continue;
+			} else {
+				printf("event %s status=%d\n",
+				       rdma_event_str(type), ev->status);
+			}
+			rdma_ack_cm_event(ev);
+		}
+	}
+	for (int r = 0; r < NREGION; r++) {
+		ibv_dereg_mr(mem.mr[r]);
+		free(mem.region[r]);
+	}
+	ibv_dereg_mr(mem.rmr);
+	ibv_dereg_mr(mem.smr);
+	free(mem.rbuf);
+	ibv_dealloc_pd(mem.pd);
+	ibv_dealloc_pd(mem.pd2);
+	rdma_destroy_id(lid);
+	rdma_destroy_event_channel(ech);
+	freeaddrinfo(ai);
+	return 0;
+}

@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The remote peer is untrusted. kiwi_evilpeer (tools/wire), a raw TCP
+# peer, negotiates MPA with a kiwi device behind rdma_cm (kiwi_term_server)
+# and sends one malformed frame; each must end in the right Terminate -
+# Layer/EType/Error Code, M/D/R flags, the offending headers echoed byte
+# for byte - sent once and followed by the connection's close, or in a
+# plain close before RDMA mode. The server must see its QP in ERR, its
+# posted receives flushed, no memory touched, and the listener must then
+# serve a good connection: every case goes to one listener, and the control
+# case, which moves and checks data, runs first, after each case that never
+# reaches RDMA mode, and last.
+#
+# Codes: RFC 5040 Fig. 9/10 (digest IDs R-*, shared/spec/digest-rdmap.md),
+# RFC 5041 DDP codes (digest section 2.3), RFC 5044 MPA codes (2.4), and
+# where the RFCs leave a choice, the RDMAC Verbs' Fig. 24 ("RDMAC 0xNNNN").
+source "$(dirname "$0")/lib.sh"
+tap_begin "malicious peer: Terminate matrix"
+P=$KIWI_TESTDIR/kiwi_evilpeer
+S=$KIWI_TESTDIR/kiwi_term_server
+
+kiwi_unload
+check "two hosts, kiwi1 in kiwiB" eval 'modprobe kiwi && kiwi_two_hosts &&
+	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB'
+A() { ip netns exec kiwiA "$@"; }
+B() { ip netns exec kiwiB "$@"; }
+out=$(mktemp -d)
+PORT=7700
+
+# One server for every case: the listener must outlive all of them.
+B timeout 1200 "$S" 192.0.2.2 $PORT 0 >"$out/srv" 2>&1 &
+spid=$!
+check "server listens" wait_for 60 grep -q listening "$out/srv"
+nsum=0
+
+# What the server reports for a good connection the client closed.
+GOOD="async=none flushed=1 recv_ok=1 state=ERR mem=written rst=0"
+# ... and for one that failed: QP in ERR, both receives flushed, no memory
+# written (the offending data placed nowhere), and kiwi's socket closed
+# with a FIN, no reset, so that the Terminate is delivered (R-TRM-5).
+FATAL="async=QP_FATAL flushed=2 recv_ok=0 state=ERR mem=intact rst=0"
+ACCESS="async=QP_ACCESS_ERR flushed=2 recv_ok=0 state=ERR mem=intact rst=0"
+
+# summary N: the server's report of its Nth connection, once it is in.
+summary() {
+	wait_for 60 have_summaries "$1"
+	grep "^summary" "$out/srv" | sed -n "${1}p"
+}
+have_summaries() { [ "$(grep -c '^summary' "$out/srv")" -ge "$1" ]; }
+
+# evil CASE PEER-RESULT SERVER-SUMMARY WHY [PEER-OPTIONS...]: the peer
+# runs CASE and must see PEER-RESULT; the server must report
+# SERVER-SUMMARY for the connection. "-": the connection must never reach
+# the server, and a control client after it must be served.
+evil() {
+	local case=$1 want=$2 srv=$3 why=$4 label prc crc got
+	shift 4
+	label=$case${*:+ $*}
+	A timeout 90 "$P" -e "$want" "$@" 192.0.2.2 $PORT "$case" \
+		>"$out/peer" 2>&1
+	prc=$?
+	sed "s/^/# $label peer: /" "$out/peer"
+	check "$label: $want ($why)" test $prc -eq 0
+	if [ "$srv" = - ]; then
+		A timeout 90 "$P" -e "reply verified" 192.0.2.2 $PORT control \
+			>"$out/ctl" 2>&1
+		crc=$?
+		nsum=$((nsum + 1))
+		got=$(summary $nsum)
+		if [ $crc -eq 0 ] && [ "$got" = "summary case=control $GOOD" ]; then
+			ok "$label: never reaches the server, which then serves a good connection"
+		else
+			not_ok "$label: never reaches the server, which then serves a good connection"
+			sed "s/^/# $label control: /" "$out/ctl"
+			echo "# $label server: $got"
+		fi
+	else
+		nsum=$((nsum + 1))
+		got=$(summary $nsum)
+		if [ "$got" = "summary case=$case $srv" ]; then
+			ok "$label: server: $srv"
+		else
+			not_ok "$label: server: $srv"
+			echo "# $label server: $got"
+		fi
+	fi
+}
+
+# Control: valid traffic in each negotiation the peer can ask for. Write,
+# Read it back (R-ORD-12), zero-length Read with a bogus source (R-RRQ-14),
+# Send; the server checks the Write landed before the Send (R-ORD-10).
+evil control "reply verified" "$GOOD" "MPA rev 2, IRD/ORD"
+evil control "reply verified" "$GOOD" "MPA rev 1" -r 1
+evil control "reply verified" "$GOOD" "MPA CRC on" -c
+evil control "reply verified" "$GOOD" "RFC 6581 RTR Write" -t write
+evil control "reply verified" "$GOOD" "RFC 6581 RTR Read" -t read
+
+# Before RDMA mode there is no Terminate: the responder closes (RFC 5044
+# section 7.1, D-MPA; R-INIT-2), or rejects a frame it understands.
+evil mpa-garbage closed - "no MPA Request"
+evil mpa-badkey closed - "wrong key"
+evil mpa-badrev closed - "revision 3"
+evil mpa-rev0 closed - "revision 0"
+evil mpa-pdlen closed - "PD_Length over 512"
+evil mpa-rflag closed - "Reject flag in a Request"
+evil mpa-markers rejected - "markers: refused with an MPA Reply, R set"
+
+# MPA framing (LLP, Layer 2 - or DDP where no DDP segment can be found).
+evil fpdu-short "term 1/0/00 -" "$FATAL" \
+	"ULPDU shorter than a DDP header: RDMAC 0x1000 segment size invalid, R-TCODE-19"
+evil fpdu-truncated closed \
+	"async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0" \
+	"FIN inside an FPDU: the Send is never delivered, R-ORD-4, R-TD-3"
+evil fpdu-oversized "term 1/2/05 md" "$FATAL" \
+	"ULPDU_Length 65535 for a 4 KiB receive: caught at the header, R-SND-9"
+evil crc-bad "term 2/0/02 -" "$FATAL" "MPA CRC error, R-TCODE-18, R-TCODE-23" -c
+
+# RDMAP and DDP control fields.
+evil opcode-unknown "term 0/2/06 md" "$FATAL" "R-HDR-15, R-VAL-2"
+evil opcode-tflag "term 0/2/06 md" "$FATAL" "T flag against Fig. 4, R-HDR-13"
+evil rdmap-version "term 0/2/05 md" "$FATAL" "R-HDR-7, R-VAL-3"
+evil ddp-version "term 1/2/06 md" "$FATAL" "untagged, R-VAL-1"
+evil ddp-version-tagged "term 1/1/04 md" "$FATAL" "tagged, R-VAL-1"
+
+# Tagged (RDMA Write) placement: DDP tagged buffer errors (D-DDP-14).
+evil write-bounds "term 1/1/01 md" "$ACCESS" "R-SEC-3"
+evil write-below "term 1/1/01 md" "$ACCESS" "R-SEC-3"
+evil write-wrap "term 1/1/03 md" "$ACCESS" "R-VAL-12, D-DDP-12"
+evil write-badstag "term 1/1/00 md" "$ACCESS" "no such STag"
+evil write-stag0 "term 1/1/00 md" "$ACCESS" "STag 0 is never valid"
+evil write-badkey "term 1/1/00 md" "$ACCESS" "right index, wrong key"
+evil write-foreign "term 1/1/02 md" "$ACCESS" "other PD, R-SEC-1"
+evil write-noaccess "term 1/1/02 md" "$ACCESS" \
+	"no remote write: RDMAC 0x1102 access rights, R-AMB-6, R-SEC-5"
+
+# RDMA Read Requests: RDMAP protection errors echo the 28-byte header.
+evil read-badstag "term 0/1/00 mdr" "$ACCESS" "R-VAL-8, R-RRQ-10, R-HDR-27"
+evil read-foreign "term 0/1/03 mdr" "$ACCESS" "R-VAL-9, R-SEC-1"
+evil read-noaccess "term 0/1/02 mdr" "$ACCESS" "R-VAL-13"
+evil read-bounds "term 0/1/01 mdr" "$ACCESS" "R-VAL-11"
+evil read-wrap "term 0/1/04 mdr" "$ACCESS" "R-VAL-12"
+evil read-ird "term 1/2/03 md" "$FATAL" \
+	"beyond IRD 1: RDMAC 0x1203 too many Read Requests, R-RRQ-15, R-INIT-7"
+evil read-long "term 0/2/ff md" "$FATAL" "R-HDR-14, R-AMB-14"
+evil read-short "term 0/2/ff md" "$FATAL" "R-HDR-21, R-AMB-14"
+
+# Untagged (Send) placement: DDP untagged buffer errors.
+evil send-norecv "term 1/2/02 md" \
+	"async=QP_FATAL flushed=0 recv_ok=0 state=ERR mem=intact rst=0" \
+	"no receive posted, R-SND-11, P-TR-6" -n 0
+evil send-qn "term 1/2/01 md" "$FATAL" "queue number 3, R-HDR-18"
+evil send-msn "term 1/2/03 md" "$FATAL" "R-HDR-19"
+evil send-mo "term 1/2/04 md" "$FATAL" "R-HDR-20"
+evil send-toolong "term 1/2/05 md" "$FATAL" "R-SND-9"
+evil sendinv-foreign "term 0/1/03 md" "$ACCESS" "R-INV-1, R-VAL-5"
+evil sendinv-user-mr "term 0/1/09 md" "$ACCESS" \
+	"only fast-register MRs are invalidated, R-INV-1, R-AMB-3"
+evil sendinv-badstag "term 0/1/00 md" "$ACCESS" "R-VAL-4"
+evil readresp-unsolicited "term 0/2/06 md" "$FATAL" "R-RRS-7"
+
+# A Terminate from the peer is delivered, never answered (R-TRM-2, R-TRM-7).
+evil peer-terminate closed "$FATAL" "R-TRM-7"
+
+evil control "reply verified" "$GOOD" "the listener outlived every case"
+kill "$spid"
+wait "$spid" 2>/dev/null
+grep -vE '^(listening|request|established|recv len|summary)' "$out/srv" | sed 's/^/# server: /'
+
+rm -rf "$out"
+kiwi_two_hosts_del
+check "the device goes with its namespace" wait_for 20 ibdev_absent kiwi1
+kiwi_unload
+check "module unloads after all that (nothing held)" test ! -e /sys/module/kiwi
+tap_end
