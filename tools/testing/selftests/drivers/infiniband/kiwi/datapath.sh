@@ -8,27 +8,13 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "data path"
 
-setup() {
-	kiwi_unload
-	modprobe kiwi "$@" &&
-	kiwi_two_hosts &&
-	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
-	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
-}
-
-teardown() {
-	kiwi_two_hosts_del
-	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
-	kiwi_unload
-}
-
 out=$(mktemp -d)
 
 for mode in "crc negotiated off" "crc required"; do
 	if [ "$mode" = "crc required" ]; then
-		check "$mode: two hosts with a kiwi device each" setup crc_required=1
+		check "$mode: two hosts with a kiwi device each" kiwi_two_devs crc_required=1
 	else
-		check "$mode: two hosts with a kiwi device each" setup
+		check "$mode: two hosts with a kiwi device each" kiwi_two_devs
 	fi
 	check "$mode: rping -V, 20 iterations of 4000 bytes, data verified" \
 		pair rping 7174 kiwiB rping -s -a 192.0.2.2 -V -C 20 -S 4000 -- \
@@ -44,7 +30,7 @@ for mode in "crc negotiated off" "crc required"; do
 	check "$mode: ib_send_lat -R, 8 B x 200" \
 		pair lat 18515 kiwiB ib_send_lat -d kiwi1 -R -F -n 200 -s 8 -- \
 		kiwiA ib_send_lat -d kiwi0 -R -F -n 200 -s 8 192.0.2.2
-	teardown
+	kiwi_two_devs_del
 done
 rm -rf "$out"
 tap_end
