@@ -77,6 +77,7 @@ checkpatch:
 
 sparse:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTEST_DIR) C=2 modules
 
 clean:
 	-$(MAKE) $(KBUILD_ARGS) clean

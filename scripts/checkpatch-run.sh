@@ -18,8 +18,10 @@ if [ ! -x "$pl" ]; then
 		"$top/scripts/const_structs.checkpatch"
 fi
 cd "$root"
-files=$(git ls-files 'drivers/*.[ch]' 'include/*.h' 2>/dev/null ||
-	find drivers include -name '*.[ch]')
+# The kernel test modules too: they are kernel code.
+ktest=tools/testing/selftests/drivers/infiniband/kiwi/kiwi_ktest
+files=$(git ls-files 'drivers/*.[ch]' 'include/*.h' "$ktest/*.[ch]" 2>/dev/null ||
+	find drivers include "$ktest" -name '*.[ch]' ! -name '*.mod.c')
 # No kernel tree here: skip the checks that need one (and its git).
 "$pl" --strict --no-tree --terse --show-types \
 	--ignore FILE_PATH_CHANGES \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Run sparse over every module source (make C=2); fail on any report.
+# Run sparse over every module source, the kernel test modules too (make
+# C=2); fail on any report.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command -v sparse >/dev/null || { echo "sparse not installed; run scripts/setup.sh" >&2; exit 1; }

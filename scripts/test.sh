@@ -51,9 +51,10 @@ point "module builds with W=1 and no warning" build_module
 build_ktest() {
 	make -s ktest W=1 2>&1 | tee "$out/build-ktest.log"
 	! grep -qiE "warning|error" "$out/build-ktest.log" &&
-		[ -f tools/testing/selftests/drivers/infiniband/kiwi/kiwi_ktest/kiwi_ktest.ko ]
+		[ -f tools/testing/selftests/drivers/infiniband/kiwi/kiwi_ktest/kiwi_ktest.ko ] &&
+		[ -f tools/testing/selftests/drivers/infiniband/kiwi/kiwi_ktest/kiwi_ktest_cm.ko ]
 }
-point "kernel test module (kiwi_ktest.ko) builds with W=1 and no warning" build_ktest
+point "kernel test modules (kiwi_ktest.ko, kiwi_ktest_cm.ko) build with W=1 and no warning" build_ktest
 point "provider builds against IBVERBS_PRIVATE_34" make -s provider
 point "test provider (ABI 99) and test programs build" \
 	eval 'make -s -C userspace libkiwi-abi99-rdmav34.so &&

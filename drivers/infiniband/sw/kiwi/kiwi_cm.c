@@ -499,6 +499,18 @@ static void kiwi_cep_timeout(struct work_struct *work)
 	kiwi_cep_put(cep);	/* the timer's reference */
 }
 
+/*
+ * A TCP socket in the namespace of the device's netdev, where rdma_cm
+ * found the address it binds to. Kernel consumers pass rdma_cm a namespace
+ * of their own (rdma_create_id), which need not be the caller's.
+ */
+static int kiwi_cm_sock_create(struct kiwi_device *kdev, int family,
+			       struct socket **sock)
+{
+	return __sock_create(dev_net(kdev->netdev), family, SOCK_STREAM,
+			     IPPROTO_TCP, sock, 0);
+}
+
 static int kiwi_addr_len(const struct sockaddr_storage *ss)
 {
 	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
@@ -547,8 +559,7 @@ int kiwi_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	memcpy(cep->out_pdata, param->private_data, param->private_data_len);
 	cep->out_len = param->private_data_len;
 
-	ret = sock_create(cm_id->m_local_addr.ss_family, SOCK_STREAM,
-			  IPPROTO_TCP, &sock);
+	ret = kiwi_cm_sock_create(kdev, cm_id->m_local_addr.ss_family, &sock);
 	if (ret)
 		goto err;
 	sock_set_reuseaddr(sock->sk);
@@ -670,7 +681,7 @@ static int kiwi_listen_one(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 	struct kiwi_cep *cep;
 	int ret;
 
-	ret = sock_create(addr->ss_family, SOCK_STREAM, IPPROTO_TCP, &sock);
+	ret = kiwi_cm_sock_create(kdev, addr->ss_family, &sock);
 	if (ret)
 		return ret;
 	sock_set_reuseaddr(sock->sk);
@@ -807,8 +818,13 @@ int kiwi_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 	wildcard = addr->ss_family == AF_INET ?
 		((struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY) :
 		ipv6_addr_any(&((struct sockaddr_in6 *)addr)->sin6_addr);
-	/* A device whose netdev lives in another namespace hears nothing here. */
-	if (!net_eq(dev_net(netdev), current->nsproxy->net_ns))
+	/*
+	 * A wildcard listen reaches every device: one whose netdev lives in
+	 * another namespace than the caller's hears nothing for it (the
+	 * iw_cm id does not say the listener's namespace). A bound address
+	 * is the netdev's, found in the listener's namespace.
+	 */
+	if (wildcard && !net_eq(dev_net(netdev), current->nsproxy->net_ns))
 		ret = 0;
 	else if (wildcard)
 		ret = kiwi_listen_wildcard(ls, cm_id, addr, backlog);

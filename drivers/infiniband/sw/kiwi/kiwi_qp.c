@@ -574,6 +574,8 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		sqe->opcode = KIWI_WR_RDMA_WRITE;
 		break;
 	case IB_WR_RDMA_READ:
+		if (wr->num_sge > 1)	/* max_sge_rd */
+			return -EINVAL;
 		sqe->opcode = KIWI_WR_RDMA_READ;
 		break;
 	case IB_WR_SEND:

@@ -10,27 +10,13 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "data path"
 
-setup() {
-	kiwi_unload
-	modprobe kiwi "$@" &&
-	kiwi_two_hosts &&
-	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
-	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
-}
-
-teardown() {
-	kiwi_two_hosts_del
-	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
-	kiwi_unload
-}
-
 out=$(mktemp -d)
 
 for mode in "crc negotiated off" "crc required"; do
 	if [ "$mode" = "crc required" ]; then
-		check "$mode: two hosts with a kiwi device each" setup crc_required=1
+		check "$mode: two hosts with a kiwi device each" kiwi_two_devs crc_required=1
 	else
-		check "$mode: two hosts with a kiwi device each" setup
+		check "$mode: two hosts with a kiwi device each" kiwi_two_devs
 	fi
 	check "$mode: rping -V, 20 iterations of 4000 bytes, data verified" \
 		pair rping 7174 kiwiB rping -s -a 192.0.2.2 -V -C 20 -S 4000 -- \
@@ -61,7 +47,7 @@ for mode in "crc negotiated off" "crc required"; do
 	check "$mode: qperf -cm1 rc_lat rc_rdma_read_bw rc_rdma_read_lat rc_rdma_write_poll_lat" \
 		pair qperf 19765 kiwiB qperf -lp 19765 -- kiwiA qperf -lp 19765 -cm1 -t 1 \
 		192.0.2.2 rc_lat rc_rdma_read_bw rc_rdma_read_lat rc_rdma_write_poll_lat quit
-	teardown
+	kiwi_two_devs_del
 done
 rm -rf "$out"
 tap_end

@@ -18,35 +18,11 @@
 #include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 
+#include "kiwi_ktest.h"
+
 static char *dev = "kiwi0";
 module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device to test (default kiwi0)");
-
-struct kt {
-	struct ib_device *ibdev;
-	const char *name;	/* of the running case */
-	int n;
-	int failed;
-};
-
-/* One TAP test point; returns @ok so a case can stop on a failure. */
-static __printf(3, 4) bool kt_check(struct kt *kt, bool ok,
-				    const char *fmt, ...)
-{
-	struct va_format vaf;
-	va_list args;
-
-	va_start(args, fmt);
-	vaf.fmt = fmt;
-	vaf.va = &args;
-	kt->n++;
-	if (!ok)
-		kt->failed++;
-	pr_info("%sok %d - %s: %pV\n", ok ? "" : "not ", kt->n, kt->name,
-		&vaf);
-	va_end(args);
-	return ok;
-}
 
 static struct ib_pd *kt_pd(struct kt *kt)
 {
@@ -449,7 +425,7 @@ static int __init kt_init(void)
 	struct kt kt = {};
 	int i;
 
-	pr_info("TAP version 13\n");
+	kt_begin();
 	pr_info("# dev=%s\n", dev);
 	kt.name = "setup";
 	kt.ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
@@ -462,9 +438,7 @@ static int __init kt_init(void)
 	}
 	if (kt.ibdev)
 		ib_device_put(kt.ibdev);
-	pr_info("1..%d\n", kt.n);
-	pr_info("# %d of %d failed\n", kt.failed, kt.n);
-	return kt.failed ? -EINVAL : 0;
+	return kt_end(&kt);
 }
 
 static void __exit kt_exit(void)

@@ -1,0 +1,1012 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_ktest_cm: kiwi as a kernel ULP (NVMe-oF, iSER, NFS/RDMA) uses it
+ * through rdma_cm. A server ("B") listens in one network namespace, a
+ * client ("A") connects from another, and through kernel verbs they move
+ * data of several sizes: a Send gathered from several SGEs and scattered
+ * into several, an RDMA Write into and an RDMA Read out of a fast-registered
+ * MR whose rkey went over in a Send, each MR then invalidated by the peer
+ * with Send with Invalidate. Receivers check the data with CRC32c and that
+ * nothing around it was touched. Then both sides disconnect, the QPs are
+ * drained and everything is freed; over IPv4, then IPv6. A last connection
+ * shows that an invalidated rkey is dead: a Write to it ends the connection.
+ *
+ * TAP goes to the kernel log as in kiwi_ktest (kiwi_ktest.h), and a failed
+ * point fails the load. The namespaces come as file descriptors that are
+ * open in the insmod process (the module runs its cases there):
+ *
+ *   insmod kiwi_ktest_cm.ko netns_a=3 netns_b=4 \
+ *	3</run/netns/kiwiA 4</run/netns/kiwiB
+ *
+ * Every wait for the peer has a time limit, and after a failure the
+ * connection is torn down and freed like a good one.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/crc32c.h>
+#include <linux/gfp.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "kiwi_ktest.h"
+
+static int netns_a = -1;
+module_param(netns_a, int, 0);
+MODULE_PARM_DESC(netns_a, "fd of the client's network namespace, open in insmod");
+static int netns_b = -1;
+module_param(netns_b, int, 0);
+MODULE_PARM_DESC(netns_b, "fd of the server's network namespace, open in insmod");
+static char *dev_a = "kiwi0";
+module_param(dev_a, charp, 0444);
+MODULE_PARM_DESC(dev_a, "the client's RDMA device (default kiwi0)");
+static char *dev_b = "kiwi1";
+module_param(dev_b, charp, 0444);
+MODULE_PARM_DESC(dev_b, "the server's RDMA device (default kiwi1)");
+static char *addr_a = "192.0.2.1";
+module_param(addr_a, charp, 0444);
+MODULE_PARM_DESC(addr_a, "the client's IPv4 address");
+static char *addr_b = "192.0.2.2";
+module_param(addr_b, charp, 0444);
+MODULE_PARM_DESC(addr_b, "the server's IPv4 address");
+static char *addr6_a = "2001:db8::1";
+module_param(addr6_a, charp, 0444);
+MODULE_PARM_DESC(addr6_a, "the client's IPv6 address (empty: no IPv6 run)");
+static char *addr6_b = "2001:db8::2";
+module_param(addr6_b, charp, 0444);
+MODULE_PARM_DESC(addr6_b, "the server's IPv6 address");
+static char *port = "7480";
+module_param(port, charp, 0444);
+MODULE_PARM_DESC(port, "the server's port (default 7480)");
+
+#define KCM_MAX_LEN	SZ_1M
+#define KCM_FR_PAGES	(KCM_MAX_LEN / PAGE_SIZE + 1)	/* any first offset */
+#define KCM_BUF_LEN	(KCM_MAX_LEN + PAGE_SIZE)	/* + gaps and guard */
+#define KCM_SGE		3	/* SGEs of the QPs; gathers use all */
+#define KCM_GAP		13	/* between SGEs: odd, so they start unaligned */
+#define KCM_GUARD	64	/* poisoned bytes checked after the data */
+#define KCM_READ_OFF	3	/* where a Read's sink starts in the buffer */
+#define KCM_POISON	0xa5
+#define KCM_DEPTH	4	/* RDMA Reads in flight, each way */
+#define KCM_TIMEOUT	(20 * HZ)
+#define KCM_RESOLVE_MS	5000
+#define KCM_EVENTS	8
+
+/* Sizes, and the offset of the first byte in the fast-registered pages. */
+static const struct kcm_size {
+	u32 len;
+	u32 fr_off;
+} kcm_sizes[] = {
+	{ 16, 40 },
+	{ SZ_4K, 0 },
+	{ 5003, 123 },		/* not a multiple of 4: MPA pads */
+	{ SZ_1M, 2048 },	/* 257 pages, hundreds of FPDUs */
+};
+
+/* A posted WR's completion. */
+struct kcm_wr {
+	struct ib_cqe cqe;
+	struct completion done;
+	struct ib_wc wc;
+};
+
+/* Each end has one WR of each kind outstanding at most. */
+enum { KCM_W_RECV, KCM_W_SEND, KCM_W_SEND2, KCM_W_REG, KCM_W_NUM };
+
+/* What the ends tell each other in Sends: the buffer to use, its CRC. */
+struct kcm_msg {
+	__le64 addr;
+	__le32 rkey;
+	__le32 len;
+	__le32 crc;
+	__le32 reserved;
+};
+
+enum { KCM_MSG_IN, KCM_MSG_OUT };
+
+struct kcm_event {
+	enum rdma_cm_event_type type;
+	int status;
+};
+
+/**
+ * struct kcm_end - one side of the connection, or the listener
+ * @name: "A" (client), "B" (server) or "listener"
+ * @id: its rdma_cm id; the server's comes with the connect request
+ * @server: the listener's: the end a connect request is for
+ * @pd: protection domain
+ * @cq: one CQ for both queues, polled in softirq
+ * @buf: data buffer, KCM_BUF_LEN bytes
+ * @buf_dma: its DMA address
+ * @msg: messages in and out (KCM_MSG_IN, KCM_MSG_OUT)
+ * @msg_dma: their DMA address
+ * @w: completions of the WRs
+ * @ev_lock: protects @ev, @ev_head and @ev_tail
+ * @ev_wq: woken when an event is queued
+ * @ev: rdma_cm events, a ring
+ * @ev_head: the next event to look at
+ * @ev_tail: where the next event goes
+ */
+struct kcm_end {
+	const char *name;
+	struct rdma_cm_id *id;
+	struct kcm_end *server;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	u8 *buf;
+	u64 buf_dma;
+	struct kcm_msg *msg;
+	u64 msg_dma;
+	struct kcm_wr w[KCM_W_NUM];
+	spinlock_t ev_lock;		/* see @ev_lock above */
+	wait_queue_head_t ev_wq;
+	struct kcm_event ev[KCM_EVENTS];
+	unsigned int ev_head;
+	unsigned int ev_tail;
+};
+
+/**
+ * struct kcm - the test
+ * @kt: TAP state
+ * @net_a: the client's namespace
+ * @net_b: the server's
+ * @a: the client
+ * @b: the server's end of the connection
+ * @l: the server's listener
+ * @mr: the client's fast-register MR
+ * @pages: what @mr maps, page by page
+ * @sgl: the scatterlist @mr maps, DMA-mapped while @sg_nents
+ * @sg_nents: entries of @sgl mapped, 0 when none
+ */
+struct kcm {
+	struct kt kt;
+	struct net *net_a;
+	struct net *net_b;
+	struct kcm_end a;
+	struct kcm_end b;
+	struct kcm_end l;
+	struct ib_mr *mr;
+	struct page *pages[KCM_FR_PAGES];
+	struct scatterlist sgl[KCM_FR_PAGES];
+	int sg_nents;
+};
+
+/* ---- rdma_cm events ---- */
+
+static int kcm_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
+{
+	struct kcm_end *e = id->context;
+	unsigned long flags;
+
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		/* One connection at a time; rdma_cm destroys any other id. */
+		if (!e->server || e->server->id)
+			return -ECONNREFUSED;
+		e->server->id = id;
+		id->context = e->server;
+	}
+	spin_lock_irqsave(&e->ev_lock, flags);
+	if (e->ev_tail - e->ev_head < KCM_EVENTS) {
+		e->ev[e->ev_tail % KCM_EVENTS].type = event->event;
+		e->ev[e->ev_tail % KCM_EVENTS].status = event->status;
+		e->ev_tail++;
+	}
+	spin_unlock_irqrestore(&e->ev_lock, flags);
+	wake_up(&e->ev_wq);
+	return 0;
+}
+
+static bool kcm_ev_pending(struct kcm_end *e)
+{
+	unsigned long flags;
+	bool pending;
+
+	spin_lock_irqsave(&e->ev_lock, flags);
+	pending = e->ev_head != e->ev_tail;
+	spin_unlock_irqrestore(&e->ev_lock, flags);
+	return pending;
+}
+
+/* Wait for @e's next event; true if it is @type with status 0. */
+static bool kcm_wait_event(struct kcm_end *e, enum rdma_cm_event_type type)
+{
+	struct kcm_event ev;
+	unsigned long flags;
+
+	if (!wait_event_timeout(e->ev_wq, kcm_ev_pending(e), KCM_TIMEOUT)) {
+		pr_info("# %s: no rdma_cm event in %d s, waiting for %s\n",
+			e->name, KCM_TIMEOUT / HZ, rdma_event_msg(type));
+		return false;
+	}
+	spin_lock_irqsave(&e->ev_lock, flags);
+	ev = e->ev[e->ev_head++ % KCM_EVENTS];
+	spin_unlock_irqrestore(&e->ev_lock, flags);
+	if (ev.type == type && !ev.status)
+		return true;
+	pr_info("# %s: got %s (status %d), waiting for %s\n", e->name,
+		rdma_event_msg(ev.type), ev.status, rdma_event_msg(type));
+	return false;
+}
+
+/* ---- work requests ---- */
+
+static void kcm_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kcm_wr *w = container_of(wc->wr_cqe, struct kcm_wr, cqe);
+
+	w->wc = *wc;
+	complete(&w->done);
+}
+
+static struct ib_cqe *kcm_cqe(struct kcm_end *e, int slot)
+{
+	reinit_completion(&e->w[slot].done);
+	return &e->w[slot].cqe;
+}
+
+/* Wait for the WR in @slot; true if it completed as @opcode, successfully. */
+static bool kcm_wait_wc(struct kcm_end *e, int slot, enum ib_wc_opcode opcode)
+{
+	struct ib_wc *wc = &e->w[slot].wc;
+
+	if (!wait_for_completion_timeout(&e->w[slot].done, KCM_TIMEOUT)) {
+		pr_info("# %s: no completion in %d s (opcode %d)\n", e->name,
+			KCM_TIMEOUT / HZ, opcode);
+		return false;
+	}
+	if (wc->status == IB_WC_SUCCESS && wc->opcode == opcode &&
+	    wc->qp == e->id->qp)
+		return true;
+	pr_info("# %s: completion %s, opcode %d (want %d)\n", e->name,
+		ib_wc_status_msg(wc->status), wc->opcode, opcode);
+	return false;
+}
+
+static bool kcm_posted(struct kcm_end *e, int ret, const char *what)
+{
+	if (ret)
+		pr_info("# %s: posting %s failed (%d)\n", e->name, what, ret);
+	return !ret;
+}
+
+static bool kcm_post_recv(struct kcm_end *e, struct ib_sge *sge, int n)
+{
+	struct ib_recv_wr wr = {
+		.wr_cqe = kcm_cqe(e, KCM_W_RECV),
+		.sg_list = sge,
+		.num_sge = n,
+	};
+
+	return kcm_posted(e, ib_post_recv(e->id->qp, &wr, NULL), "a receive");
+}
+
+/* Post one signalled WR; @rkey is the remote STag, or the one to invalidate. */
+static bool kcm_post_send(struct kcm_end *e, int slot, enum ib_wr_opcode op,
+			  struct ib_sge *sge, int n, u64 raddr, u32 rkey)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = kcm_cqe(e, slot),
+			.opcode = op,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = sge,
+			.num_sge = n,
+		},
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+
+	if (op == IB_WR_SEND_WITH_INV)
+		wr.wr.ex.invalidate_rkey = rkey;
+	return kcm_posted(e, ib_post_send(e->id->qp, &wr.wr, NULL),
+			  "a send WR");
+}
+
+static struct ib_sge kcm_msg_sge(struct kcm_end *e, int which)
+{
+	return (struct ib_sge){
+		.addr = e->msg_dma + which * sizeof(*e->msg),
+		.length = sizeof(*e->msg),
+		.lkey = e->pd->local_dma_lkey,
+	};
+}
+
+/* ---- data and its checks ---- */
+
+/* Up to KCM_SGE pieces of a buffer, KCM_GAP bytes apart. */
+struct kcm_sgl {
+	int n;
+	u32 off[KCM_SGE];
+	u32 len[KCM_SGE];
+};
+
+/* Split @len bytes into @n pieces (fewer for tiny @len) from offset @at. */
+static void kcm_split(struct kcm_sgl *s, u32 at, u32 len, int n)
+{
+	int i;
+
+	s->n = min_t(u32, n, len);
+	for (i = 0; i < s->n; i++) {
+		s->off[i] = at;
+		s->len[i] = len / s->n + (i < len % s->n);
+		at += s->len[i] + KCM_GAP;
+	}
+}
+
+static u32 kcm_sgl_end(const struct kcm_sgl *s)
+{
+	return s->off[s->n - 1] + s->len[s->n - 1];
+}
+
+static void kcm_sges(struct kcm_end *e, const struct kcm_sgl *s,
+		     struct ib_sge *sge)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		sge[i].addr = e->buf_dma + s->off[i];
+		sge[i].length = s->len[i];
+		sge[i].lkey = e->pd->local_dma_lkey;
+	}
+}
+
+static u32 kcm_crc(const u8 *buf, const struct kcm_sgl *s)
+{
+	u32 crc = ~0;
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		crc = crc32c(crc, buf + s->off[i], s->len[i]);
+	return crc;
+}
+
+/* Is every byte of buf[0, end) outside the pieces still poison? */
+static bool kcm_untouched(const u8 *buf, const struct kcm_sgl *s, u32 end)
+{
+	u32 at = 0;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		if (memchr_inv(buf + at, KCM_POISON, s->off[i] - at))
+			return false;
+		at = s->off[i] + s->len[i];
+	}
+	return !memchr_inv(buf + at, KCM_POISON, end - at);
+}
+
+/*
+ * Bytes [off, off + len) of the fast-register pages: poison the pages
+ * they lie in, then fill them with random data when @fill. Return: their
+ * CRC32c; *@untouched tells whether the other bytes are poison.
+ */
+static u32 kcm_fr_walk(struct kcm *t, u32 off, u32 len, bool poison,
+		       bool fill, bool *untouched)
+{
+	u32 npages = DIV_ROUND_UP(off + len, PAGE_SIZE), crc = ~0, i;
+
+	*untouched = true;
+	for (i = 0; i < npages; i++) {
+		u8 *p = page_address(t->pages[i]);
+		u32 lo = i * PAGE_SIZE;
+		u32 from = clamp_t(u32, off, lo, lo + PAGE_SIZE) - lo;
+		u32 to = clamp_t(u32, off + len, lo, lo + PAGE_SIZE) - lo;
+
+		if (poison)
+			memset(p, KCM_POISON, PAGE_SIZE);
+		if (fill)
+			get_random_bytes(p + from, to - from);
+		crc = crc32c(crc, p + from, to - from);
+		if (memchr_inv(p, KCM_POISON, from) ||
+		    memchr_inv(p + to, KCM_POISON, PAGE_SIZE - to))
+			*untouched = false;
+	}
+	return crc;
+}
+
+static void kcm_fr_unmap(struct kcm *t)
+{
+	if (t->sg_nents)
+		ib_dma_unmap_sg(t->a.id->device, t->sgl, t->sg_nents,
+				DMA_BIDIRECTIONAL);
+	t->sg_nents = 0;
+}
+
+/*
+ * Map bytes [off, off + len) of the pages into the client's MR with a new
+ * key, as a ULP maps an I/O's scatterlist.
+ */
+static bool kcm_fr_map(struct kcm *t, u32 off, u32 len)
+{
+	int npages = DIV_ROUND_UP(off + len, PAGE_SIZE), i, n;
+	struct ib_device *dev = t->a.id->device;
+
+	kcm_fr_unmap(t);
+	sg_init_table(t->sgl, npages);
+	for (i = 0; i < npages; i++) {
+		u32 from = i ? 0 : off;
+		u32 to = min_t(u32, off + len - i * PAGE_SIZE, PAGE_SIZE);
+
+		sg_set_page(&t->sgl[i], t->pages[i], to - from, from);
+	}
+	n = ib_dma_map_sg(dev, t->sgl, npages, DMA_BIDIRECTIONAL);
+	if (n != npages) {
+		pr_info("# A: ib_dma_map_sg of %d pages gave %d\n", npages, n);
+		if (n > 0)
+			ib_dma_unmap_sg(dev, t->sgl, npages, DMA_BIDIRECTIONAL);
+		return false;
+	}
+	t->sg_nents = npages;
+	ib_update_fast_reg_key(t->mr, ib_inc_rkey(t->mr->rkey));
+	n = ib_map_mr_sg(t->mr, t->sgl, npages, NULL, PAGE_SIZE);
+	if (n != npages || t->mr->length != len ||
+	    t->mr->iova != sg_dma_address(&t->sgl[0])) {
+		pr_info("# A: ib_map_mr_sg mapped %d of %d, length %llu\n", n,
+			npages, t->mr->length);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The client registers its MR (REG_MR) with @access and sends the server
+ * where it is, with @crc; the server receives it. Return: the server has
+ * the message in b->msg[KCM_MSG_IN].
+ */
+static bool kcm_fr_offer(struct kcm *t, int access, u32 crc)
+{
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct ib_sge in = kcm_msg_sge(b, KCM_MSG_IN);
+	struct ib_sge out = kcm_msg_sge(a, KCM_MSG_OUT);
+	struct ib_send_wr send = {
+		.wr_cqe = kcm_cqe(a, KCM_W_SEND),
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = &out,
+		.num_sge = 1,
+	};
+	struct ib_reg_wr reg = {
+		.wr = {
+			.next = &send,
+			.wr_cqe = kcm_cqe(a, KCM_W_REG),
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = t->mr,
+		.key = t->mr->rkey,
+		.access = access,
+	};
+
+	a->msg[KCM_MSG_OUT] = (struct kcm_msg){
+		.addr = cpu_to_le64(t->mr->iova),
+		.rkey = cpu_to_le32(t->mr->rkey),
+		.len = cpu_to_le32(t->mr->length),
+		.crc = cpu_to_le32(crc),
+	};
+	/* REG_MR and the Send in one post: the MR is valid before it goes. */
+	return kcm_post_recv(b, &in, 1) &&
+	       kcm_posted(a, ib_post_send(a->id->qp, &reg.wr, NULL),
+			  "REG_MR and a Send") &&
+	       kcm_wait_wc(a, KCM_W_REG, IB_WC_REG_MR) &&
+	       kcm_wait_wc(a, KCM_W_SEND, IB_WC_SEND) &&
+	       kcm_wait_wc(b, KCM_W_RECV, IB_WC_RECV);
+}
+
+/*
+ * The server ends an operation on the client's MR as NVMe-oF targets do: a
+ * Send with Invalidate of its rkey, carrying @crc. Return: the client got
+ * it.
+ */
+static bool kcm_fr_release(struct kcm *t, u32 crc)
+{
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct ib_sge in = kcm_msg_sge(a, KCM_MSG_IN);
+	struct ib_sge out = kcm_msg_sge(b, KCM_MSG_OUT);
+
+	b->msg[KCM_MSG_OUT] = (struct kcm_msg){ .crc = cpu_to_le32(crc) };
+	return kcm_post_recv(a, &in, 1) &&
+	       kcm_post_send(b, KCM_W_SEND2, IB_WR_SEND_WITH_INV, &out, 1, 0,
+			     le32_to_cpu(b->msg[KCM_MSG_IN].rkey)) &&
+	       kcm_wait_wc(b, KCM_W_SEND2, IB_WC_SEND) &&
+	       kcm_wait_wc(a, KCM_W_RECV, IB_WC_RECV);
+}
+
+/* Did the client's receive say it invalidated the MR's current rkey? */
+static bool kcm_fr_invalidated(struct kcm *t)
+{
+	struct ib_wc *wc = &t->a.w[KCM_W_RECV].wc;
+
+	return (wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
+	       wc->ex.invalidate_rkey == t->mr->rkey &&
+	       wc->byte_len == sizeof(struct kcm_msg);
+}
+
+/* Send A -> B, gathered from KCM_SGE pieces, scattered into 2. */
+static bool kcm_case_send(struct kcm *t, const struct kcm_size *sz)
+{
+	struct ib_sge ssge[KCM_SGE], rsge[KCM_SGE];
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct kcm_sgl src, dst;
+	bool ok;
+	u32 crc;
+
+	kcm_split(&src, 0, sz->len, KCM_SGE);
+	kcm_split(&dst, 0, sz->len, 2);
+	get_random_bytes(a->buf, kcm_sgl_end(&src));
+	memset(b->buf, KCM_POISON, kcm_sgl_end(&dst) + KCM_GUARD);
+	crc = kcm_crc(a->buf, &src);
+	kcm_sges(a, &src, ssge);
+	kcm_sges(b, &dst, rsge);
+	ok = kcm_post_recv(b, rsge, dst.n) &&
+	     kcm_post_send(a, KCM_W_SEND, IB_WR_SEND, ssge, src.n, 0, 0) &&
+	     kcm_wait_wc(a, KCM_W_SEND, IB_WC_SEND) &&
+	     kcm_wait_wc(b, KCM_W_RECV, IB_WC_RECV);
+	return kt_check(&t->kt, ok && b->w[KCM_W_RECV].wc.byte_len == sz->len &&
+			!(b->w[KCM_W_RECV].wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+			kcm_crc(b->buf, &dst) == crc &&
+			kcm_untouched(b->buf, &dst, kcm_sgl_end(&dst) + KCM_GUARD),
+			"%u B: Send A->B from %d SGEs into %d: byte_len, crc32c 0x%08x, the gap and guard bytes untouched",
+			sz->len, src.n, dst.n, crc);
+}
+
+/* RDMA Write B -> A into A's fast-registered MR, then Send with Invalidate. */
+static bool kcm_case_write(struct kcm *t, const struct kcm_size *sz)
+{
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct ib_sge sge[KCM_SGE];
+	struct kcm_sgl src;
+	bool ok, untouched;
+	u32 crc, got;
+
+	kcm_fr_walk(t, sz->fr_off, sz->len, true, false, &untouched);
+	ok = kcm_fr_map(t, sz->fr_off, sz->len) &&
+	     kcm_fr_offer(t, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE, 0);
+	kcm_split(&src, 0, sz->len, KCM_SGE);
+	get_random_bytes(b->buf, kcm_sgl_end(&src));
+	crc = kcm_crc(b->buf, &src);
+	kcm_sges(b, &src, sge);
+	ok = ok && le32_to_cpu(b->msg[KCM_MSG_IN].len) == sz->len &&
+	     kcm_post_send(b, KCM_W_SEND, IB_WR_RDMA_WRITE, sge, src.n,
+			   le64_to_cpu(b->msg[KCM_MSG_IN].addr),
+			   le32_to_cpu(b->msg[KCM_MSG_IN].rkey)) &&
+	     kcm_wait_wc(b, KCM_W_SEND, IB_WC_RDMA_WRITE);
+	if (!kt_check(&t->kt, ok,
+		      "%u B: A fast-registers its MR (%lu page(s) from offset %u), sends the rkey, B writes it from %d SGEs",
+		      sz->len, DIV_ROUND_UP(sz->fr_off + sz->len, PAGE_SIZE),
+		      sz->fr_off, src.n))
+		return false;
+	/* Completing the Send at A orders the Write's data before it. */
+	ok = kcm_fr_release(t, crc);
+	got = kcm_fr_walk(t, sz->fr_off, sz->len, false, false, &untouched);
+	kt_check(&t->kt, ok && le32_to_cpu(a->msg[KCM_MSG_IN].crc) == got &&
+		 got == crc && untouched,
+		 "%u B: the Write's data is in A's pages (crc32c 0x%08x, got 0x%08x), the bytes around it untouched",
+		 sz->len, crc, got);
+	return kt_check(&t->kt, ok && kcm_fr_invalidated(t),
+			"%u B: B's Send with Invalidate arrives with IB_WC_WITH_INVALIDATE and the MR's rkey 0x%x",
+			sz->len, t->mr->rkey);
+}
+
+/* RDMA Read B <- A out of A's fast-registered MR, then Send with Invalidate. */
+static bool kcm_case_read(struct kcm *t, const struct kcm_size *sz)
+{
+	struct kcm_end *b = &t->b;
+	struct kcm_sgl dst;
+	struct ib_sge sge;
+	bool ok, untouched;
+	u32 crc;
+
+	crc = kcm_fr_walk(t, sz->fr_off, sz->len, true, true, &untouched);
+	kcm_split(&dst, KCM_READ_OFF, sz->len, 1);
+	memset(b->buf, KCM_POISON, kcm_sgl_end(&dst) + KCM_GUARD);
+	kcm_sges(b, &dst, &sge);
+	ok = kcm_fr_map(t, sz->fr_off, sz->len) &&
+	     kcm_fr_offer(t, IB_ACCESS_REMOTE_READ, crc) &&
+	     kcm_post_send(b, KCM_W_SEND, IB_WR_RDMA_READ, &sge, 1,
+			   le64_to_cpu(b->msg[KCM_MSG_IN].addr),
+			   le32_to_cpu(b->msg[KCM_MSG_IN].rkey)) &&
+	     kcm_wait_wc(b, KCM_W_SEND, IB_WC_RDMA_READ);
+	if (!kt_check(&t->kt, ok && kcm_crc(b->buf, &dst) == crc &&
+		      le32_to_cpu(b->msg[KCM_MSG_IN].crc) == crc &&
+		      kcm_untouched(b->buf, &dst, kcm_sgl_end(&dst) + KCM_GUARD),
+		      "%u B: B reads A's fast-registered pages (offset %u): crc32c 0x%08x, the bytes around the sink untouched",
+		      sz->len, sz->fr_off, crc))
+		return false;
+	return kt_check(&t->kt, kcm_fr_release(t, 0) && kcm_fr_invalidated(t),
+			"%u B: B's Send with Invalidate after the Read arrives with IB_WC_WITH_INVALIDATE and the rkey 0x%x",
+			sz->len, t->mr->rkey);
+}
+
+/* iWARP reads into one sink: a Read with two local SGEs is refused. */
+static void kcm_case_read_sge(struct kcm *t)
+{
+	struct kcm_end *b = &t->b;
+	const struct ib_send_wr *bad = NULL;
+	struct ib_sge sge[2];
+	struct kcm_sgl dst;
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = kcm_cqe(b, KCM_W_SEND),
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = sge,
+			.num_sge = 2,
+		},
+		.remote_addr = t->mr->iova,
+		.rkey = t->mr->rkey,
+	};
+	int ret;
+
+	kt_check(&t->kt, b->id->device->attrs.max_sge_rd == 1,
+		 "max_sge_rd is 1 (%u)", b->id->device->attrs.max_sge_rd);
+	kcm_split(&dst, 0, 64, 2);
+	kcm_sges(b, &dst, sge);
+	ret = ib_post_send(b->id->qp, &wr.wr, &bad);
+	kt_check(&t->kt, ret == -EINVAL && bad == &wr.wr,
+		 "an RDMA Read with 2 local SGEs is refused at post: -EINVAL, bad_wr is it (%d)",
+		 ret);
+}
+
+/* ---- connection set-up and tear-down ---- */
+
+static void kcm_end_init(struct kcm_end *e, const char *name)
+{
+	int i;
+
+	memset(e, 0, sizeof(*e));
+	e->name = name;
+	spin_lock_init(&e->ev_lock);
+	init_waitqueue_head(&e->ev_wq);
+	for (i = 0; i < KCM_W_NUM; i++) {
+		e->w[i].cqe.done = kcm_wr_done;
+		init_completion(&e->w[i].done);
+	}
+}
+
+/* PD, CQ, QP and buffers on the device rdma_cm gave @e's id. */
+static bool kcm_end_setup(struct kcm_end *e)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = 8, .max_recv_wr = 8,
+			.max_send_sge = KCM_SGE, .max_recv_sge = KCM_SGE,
+		},
+	};
+	struct ib_device *dev = e->id->device;
+	int ret;
+
+	e->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(e->pd)) {
+		pr_info("# %s: ib_alloc_pd: %ld\n", e->name, PTR_ERR(e->pd));
+		e->pd = NULL;
+		return false;
+	}
+	e->cq = ib_alloc_cq(dev, NULL, 32, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(e->cq)) {
+		pr_info("# %s: ib_alloc_cq: %ld\n", e->name, PTR_ERR(e->cq));
+		e->cq = NULL;
+		return false;
+	}
+	init.send_cq = e->cq;
+	init.recv_cq = e->cq;
+	ret = rdma_create_qp(e->id, e->pd, &init);
+	if (ret) {
+		pr_info("# %s: rdma_create_qp: %d\n", e->name, ret);
+		return false;
+	}
+	e->buf = alloc_pages_exact(KCM_BUF_LEN, GFP_KERNEL);
+	e->msg = kcalloc(2, sizeof(*e->msg), GFP_KERNEL);
+	if (!e->buf || !e->msg) {
+		pr_info("# %s: no memory for the buffers\n", e->name);
+		return false;
+	}
+	e->buf_dma = ib_dma_map_single(dev, e->buf, KCM_BUF_LEN,
+				       DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(dev, e->buf_dma)) {
+		e->buf_dma = 0;
+		return false;
+	}
+	e->msg_dma = ib_dma_map_single(dev, e->msg, 2 * sizeof(*e->msg),
+				       DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(dev, e->msg_dma)) {
+		e->msg_dma = 0;
+		return false;
+	}
+	return true;
+}
+
+/* Undo kcm_end_setup() and destroy the id; the QP is drained or dead. */
+static void kcm_end_free(struct kcm_end *e)
+{
+	struct ib_device *dev = e->id ? e->id->device : NULL;
+
+	if (e->id && e->id->qp)
+		rdma_destroy_qp(e->id);
+	if (e->cq)
+		ib_free_cq(e->cq);
+	if (e->msg_dma)
+		ib_dma_unmap_single(dev, e->msg_dma, 2 * sizeof(*e->msg),
+				    DMA_BIDIRECTIONAL);
+	if (e->buf_dma)
+		ib_dma_unmap_single(dev, e->buf_dma, KCM_BUF_LEN,
+				    DMA_BIDIRECTIONAL);
+	kfree(e->msg);
+	if (e->buf)
+		free_pages_exact(e->buf, KCM_BUF_LEN);
+	if (e->pd)
+		ib_dealloc_pd(e->pd);
+	if (e->id)
+		rdma_destroy_id(e->id);
+}
+
+static bool kcm_fr_setup(struct kcm *t)
+{
+	int i;
+
+	t->mr = ib_alloc_mr(t->a.pd, IB_MR_TYPE_MEM_REG, KCM_FR_PAGES);
+	if (IS_ERR(t->mr)) {
+		pr_info("# A: ib_alloc_mr: %ld\n", PTR_ERR(t->mr));
+		t->mr = NULL;
+		return false;
+	}
+	for (i = 0; i < KCM_FR_PAGES; i++) {
+		t->pages[i] = alloc_page(GFP_KERNEL);
+		if (!t->pages[i])
+			return false;
+	}
+	return true;
+}
+
+static void kcm_fr_free(struct kcm *t)
+{
+	int i;
+
+	kcm_fr_unmap(t);
+	for (i = 0; i < KCM_FR_PAGES; i++) {
+		if (t->pages[i])
+			__free_page(t->pages[i]);
+		t->pages[i] = NULL;
+	}
+	if (t->mr)
+		kt_check(&t->kt, !ib_dereg_mr(t->mr), "A: ib_dereg_mr");
+	t->mr = NULL;
+}
+
+/*
+ * Both sides disconnect and see DISCONNECTED; ib_drain_qp then returns
+ * only after the receive each side left posted completed as flushed.
+ */
+static void kcm_disconnect(struct kcm *t)
+{
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct ib_sge ain = kcm_msg_sge(a, KCM_MSG_IN);
+	struct ib_sge bin = kcm_msg_sge(b, KCM_MSG_IN);
+	struct ib_wc *awc = &a->w[KCM_W_RECV].wc;
+	struct ib_wc *bwc = &b->w[KCM_W_RECV].wc;
+	bool posted;
+
+	posted = kcm_post_recv(a, &ain, 1) && kcm_post_recv(b, &bin, 1);
+	kt_check(&t->kt, !rdma_disconnect(a->id), "A: rdma_disconnect");
+	kt_check(&t->kt, kcm_wait_event(b, RDMA_CM_EVENT_DISCONNECTED),
+		 "B: DISCONNECTED after A's disconnect");
+	kt_check(&t->kt, kcm_wait_event(a, RDMA_CM_EVENT_DISCONNECTED),
+		 "A: DISCONNECTED");
+	kt_check(&t->kt, !rdma_disconnect(b->id),
+		 "B: rdma_disconnect after the peer's is 0");
+	ib_drain_qp(a->id->qp);
+	ib_drain_qp(b->id->qp);
+	kt_check(&t->kt, posted && try_wait_for_completion(&a->w[KCM_W_RECV].done) &&
+		 try_wait_for_completion(&b->w[KCM_W_RECV].done) &&
+		 awc->status == IB_WC_WR_FLUSH_ERR &&
+		 bwc->status == IB_WC_WR_FLUSH_ERR,
+		 "ib_drain_qp on both: the receives left posted completed flushed (%s, %s)",
+		 ib_wc_status_msg(awc->status), ib_wc_status_msg(bwc->status));
+}
+
+/* Data of every size, each way, then the end of the connection. */
+static void kcm_transfer(struct kcm *t)
+{
+	const struct kcm_size *sz;
+
+	for (sz = kcm_sizes; sz < kcm_sizes + ARRAY_SIZE(kcm_sizes); sz++)
+		if (!kcm_case_send(t, sz) || !kcm_case_write(t, sz) ||
+		    !kcm_case_read(t, sz))
+			break;
+	if (sz == kcm_sizes + ARRAY_SIZE(kcm_sizes))
+		kcm_case_read_sge(t);
+	kcm_disconnect(t);
+}
+
+/*
+ * The rkey a Send with Invalidate named is dead: B's next Write with it is
+ * refused by A with a Terminate, which ends the connection, and A's pages
+ * keep what the first Write put there.
+ */
+static void kcm_stale_rkey(struct kcm *t)
+{
+	const struct kcm_size *sz = &kcm_sizes[0];
+	struct kcm_end *a = &t->a, *b = &t->b;
+	bool posted, untouched;
+	u32 rkey, before, after;
+	struct ib_sge sge;
+
+	if (!kcm_case_write(t, sz))
+		return;
+	rkey = le32_to_cpu(b->msg[KCM_MSG_IN].rkey);
+	before = kcm_fr_walk(t, sz->fr_off, sz->len, false, false, &untouched);
+	get_random_bytes(b->buf, sz->len);
+	sge = (struct ib_sge){
+		.addr = b->buf_dma,
+		.length = sz->len,
+		.lkey = b->pd->local_dma_lkey,
+	};
+	posted = kcm_post_send(b, KCM_W_SEND, IB_WR_RDMA_WRITE, &sge, 1,
+			       le64_to_cpu(b->msg[KCM_MSG_IN].addr), rkey);
+	kt_check(&t->kt, posted && rkey == t->mr->rkey &&
+		 kcm_wait_event(a, RDMA_CM_EVENT_DISCONNECTED) &&
+		 kcm_wait_event(b, RDMA_CM_EVENT_DISCONNECTED),
+		 "B's RDMA Write to the invalidated rkey 0x%x (the MR's) ends the connection: both DISCONNECTED",
+		 rkey);
+	after = kcm_fr_walk(t, sz->fr_off, sz->len, false, false, &untouched);
+	kt_check(&t->kt, after == before && untouched,
+		 "A's pages keep the first Write's data (crc32c 0x%08x, now 0x%08x)",
+		 before, after);
+	/* B's Write completes (or flushes) before its slot goes away. */
+	ib_drain_qp(a->id->qp);
+	ib_drain_qp(b->id->qp);
+}
+
+static bool kcm_addr(struct kcm *t, struct net *net, const char *addr,
+		     const char *port, struct sockaddr_storage *ss)
+{
+	int ret = inet_pton_with_scope(net, AF_UNSPEC, addr, port, ss);
+
+	return kt_check(&t->kt, !ret, "address %s (%d)", addr, ret);
+}
+
+static bool kcm_on(struct kcm *t, struct kcm_end *e, const char *want)
+{
+	const char *got = e->id->device ? dev_name(&e->id->device->dev) : "-";
+
+	return kt_check(&t->kt, !strcmp(got, want), "%s is on %s (%s)",
+			e->name, want, got);
+}
+
+/* A connection from @src (A) to @dst (B) that @use uses and ends. */
+static void kcm_run(struct kcm *t, const char *name, const char *src,
+		    const char *dst, void (*use)(struct kcm *t))
+{
+	struct kcm_end *a = &t->a, *b = &t->b, *l = &t->l;
+	struct rdma_conn_param param = {
+		.responder_resources = KCM_DEPTH,
+		.initiator_depth = KCM_DEPTH,
+	};
+	struct sockaddr_storage sa, sb;
+	int ret;
+
+	t->kt.name = name;
+	kcm_end_init(a, "A");
+	kcm_end_init(b, "B");
+	kcm_end_init(l, "listener");
+	l->server = b;
+	if (!kcm_addr(t, t->net_a, src, "0", &sa) ||
+	    !kcm_addr(t, t->net_b, dst, port, &sb))
+		return;
+
+	l->id = rdma_create_id(t->net_b, kcm_cm_handler, l, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(l->id)) {
+		l->id = NULL;
+		kt_check(&t->kt, false, "B: rdma_create_id");
+		return;
+	}
+	ret = rdma_bind_addr(l->id, (struct sockaddr *)&sb);
+	if (!ret)
+		ret = rdma_listen(l->id, 1);
+	if (!kt_check(&t->kt, !ret, "B: rdma_listen on %pISpc (%d)", &sb, ret))
+		goto out;
+
+	a->id = rdma_create_id(t->net_a, kcm_cm_handler, a, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(a->id)) {
+		a->id = NULL;
+		kt_check(&t->kt, false, "A: rdma_create_id");
+		goto out;
+	}
+	ret = rdma_resolve_addr(a->id, (struct sockaddr *)&sa,
+				(struct sockaddr *)&sb, KCM_RESOLVE_MS);
+	if (!kt_check(&t->kt, !ret && kcm_wait_event(a, RDMA_CM_EVENT_ADDR_RESOLVED),
+		      "A: rdma_resolve_addr from %pISc (%d)", &sa, ret) ||
+	    !kcm_on(t, a, dev_a))
+		goto out;
+	ret = rdma_resolve_route(a->id, KCM_RESOLVE_MS);
+	if (!kt_check(&t->kt, !ret && kcm_wait_event(a, RDMA_CM_EVENT_ROUTE_RESOLVED),
+		      "A: rdma_resolve_route (%d)", ret))
+		goto out;
+	if (!kt_check(&t->kt, kcm_end_setup(a) && kcm_fr_setup(t),
+		      "A: PD, CQ, QP, buffers and a %lu-page fast-register MR",
+		      KCM_FR_PAGES))
+		goto out;
+
+	ret = rdma_connect(a->id, &param);
+	if (!kt_check(&t->kt, !ret, "A: rdma_connect (%d)", ret) ||
+	    !kt_check(&t->kt, kcm_wait_event(l, RDMA_CM_EVENT_CONNECT_REQUEST),
+		      "B: CONNECT_REQUEST"))
+		goto out;
+	kcm_on(t, b, dev_b);
+	if (!kt_check(&t->kt, kcm_end_setup(b), "B: PD, CQ, QP and buffers"))
+		goto out;
+	rdma_lock_handler(b->id);
+	ret = rdma_accept(b->id, &param);
+	rdma_unlock_handler(b->id);
+	if (!kt_check(&t->kt, !ret, "B: rdma_accept (%d)", ret) ||
+	    !kt_check(&t->kt, kcm_wait_event(b, RDMA_CM_EVENT_ESTABLISHED) &&
+		      kcm_wait_event(a, RDMA_CM_EVENT_ESTABLISHED),
+		      "both ESTABLISHED"))
+		goto out;
+
+	use(t);
+out:
+	/* First the listener: after it, no connect request brings an id. */
+	if (l->id)
+		rdma_destroy_id(l->id);
+	kcm_fr_free(t);
+	kcm_end_free(a);
+	kcm_end_free(b);
+}
+
+static struct net *kcm_net(struct kcm *t, int fd, const char *param)
+{
+	struct net *net = fd >= 0 ? get_net_ns_by_fd(fd) : ERR_PTR(-EBADF);
+
+	if (!kt_check(&t->kt, !IS_ERR(net),
+		      "%s=%d is a network namespace (%d)", param, fd,
+		      PTR_ERR_OR_ZERO(net)))
+		return NULL;
+	return net;
+}
+
+static int __init kcm_init(void)
+{
+	struct kcm *t = kzalloc(sizeof(*t), GFP_KERNEL);
+	int ret;
+
+	if (!t)
+		return -ENOMEM;
+	kt_begin();
+	pr_info("# %s on %s connects to %s on %s\n", addr_a, dev_a, addr_b,
+		dev_b);
+	t->kt.name = "setup";
+	t->net_a = kcm_net(t, netns_a, "netns_a");
+	t->net_b = kcm_net(t, netns_b, "netns_b");
+	if (t->net_a && t->net_b) {
+		kcm_run(t, "ipv4", addr_a, addr_b, kcm_transfer);
+		if (*addr6_a && *addr6_b)
+			kcm_run(t, "ipv6", addr6_a, addr6_b, kcm_transfer);
+		kcm_run(t, "ipv4 stale rkey", addr_a, addr_b, kcm_stale_rkey);
+	}
+	if (t->net_a)
+		put_net(t->net_a);
+	if (t->net_b)
+		put_net(t->net_b);
+	ret = kt_end(&t->kt);
+	kfree(t);
+	return ret;
+}
+
+static void __exit kcm_exit(void)
+{
+}
+
+module_init(kcm_init);
+module_exit(kcm_exit);
+MODULE_DESCRIPTION("kiwi: kernel rdma_cm consumer test");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A kernel ULP over rdma_cm: kiwi_ktest_cm.ko (built by "make ktest") runs
+# a client in namespace kiwiA on kiwi0 and a server in kiwiB on kiwi1, over
+# IPv4 and IPv6. They move checksummed data of several sizes with Send, and
+# with RDMA Write and Read through a fast-registered MR whose rkey went over
+# in a Send and that the peer invalidates with Send with Invalidate; then
+# both disconnect, drain and free everything. Once with MPA CRC negotiated
+# off and once with kiwi loaded with crc_required=1. The module's TAP lines
+# are re-emitted (ktest_run), and nothing may be left on either device.
+source "$(dirname "$0")/lib.sh"
+
+ko=$KIWI_TESTDIR/kiwi_ktest/kiwi_ktest_cm.ko
+rc=0
+
+# The module's namespaces: file descriptors insmod inherits (see the .c).
+ktest_cm() {
+	ktest_run "$ko" netns_a=3 netns_b=4 "$@" 3</run/netns/kiwiA 4</run/netns/kiwiB
+}
+
+# kiwi_no_leftovers for both devices.
+no_leftovers() {
+	kiwi_no_leftovers "$1" kiwi0 pd mr cq qp cm_id &&
+		kiwi_no_leftovers "$1" kiwi1 pd mr cq qp cm_id
+}
+
+# insmod does not load what the module needs (kiwi brings ib_core).
+modprobe rdma_cm || echo "not ok - ktest_cm: modprobe rdma_cm"
+
+for mode in "crc off" "crc required"; do
+	params=()
+	[ "$mode" = "crc required" ] && params=(crc_required=1)
+	if ! kiwi_two_devs "${params[@]}"; then
+		echo "not ok - ktest_cm: $mode: two hosts with a kiwi device each"
+		rc=1
+		kiwi_two_devs_del
+		continue
+	fi
+	echo "# $mode: kiwi crc_required=$(cat /sys/module/kiwi/parameters/crc_required)"
+	KTEST_TAG=$mode ktest_cm || rc=1
+	no_leftovers "ktest_cm: $mode" || rc=1
+	kiwi_two_devs_del
+done
+
+# The harness: failing points fail the load, also after a connection was
+# set up, and what was made is freed all the same.
+if kiwi_two_devs; then
+	ktest_fails "$ko" "not ok 1 - setup: netns_a=-1 is a network namespace \\(-9\\)" \
+		netns_b=4 4</run/netns/kiwiB || rc=1
+	ktest_fails "$ko" "not ok [0-9]+ - ipv4: B is on kiwi0 \\(kiwi1\\)" \
+		netns_a=3 netns_b=4 dev_b=kiwi0 addr6_a= \
+		3</run/netns/kiwiA 4</run/netns/kiwiB || rc=1
+	no_leftovers "ktest_cm: failed runs" || rc=1
+else
+	echo "not ok - ktest_cm: two hosts for the failing runs"
+	rc=1
+fi
+kiwi_two_devs_del
+exit $rc
