@@ -80,7 +80,7 @@ done
 echo "== VM tests"
 if scripts/stage.sh >"$out/stage.log" 2>&1; then
 	# The VM does not inherit this environment: pass the test selection.
-	scripts/vm-run.sh --timeout 1500 -- env KIWI_TESTS="${KIWI_TESTS:-}" \
+	scripts/vm-run.sh --timeout 2400 -- env KIWI_TESTS="${KIWI_TESTS:-}" \
 		tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 		2>&1 | tee "$out/vm.log"
 	vmrc=${PIPESTATUS[0]}

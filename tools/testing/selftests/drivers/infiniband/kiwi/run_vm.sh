@@ -27,7 +27,7 @@ for t in $tests; do
 		status=1
 		continue
 	fi
-	timeout 600 "$dir/$t"
+	timeout 900 "$dir/$t"
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
 		# Its own "not ok" lines say what failed; this says it failed.
