@@ -27,6 +27,8 @@ PKGS=(
 	rdmacm-utils perftest infiniband-diags
 	# networking inside the VM
 	iproute2 iputils-ping ethtool
+	# capture.sh decodes kiwi's wire traffic with Wireshark's iWARP dissectors
+	tshark
 	# the VM itself (virtme-ng's own dependencies are pulled in below)
 	qemu-system-x86 busybox-static
 )

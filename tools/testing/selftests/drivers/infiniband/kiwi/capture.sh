@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kiwi's wire format as Wireshark sees it. A capture on the veth in kiwiA
+# records two kiwi devices with MPA CRC negotiated off, then the same with
+# crc_required=1 (or, run as capture_siw.sh, kiwi against the upstream siw
+# with CRC required by kiwi) while rping -V and perftest (-R) move Sends,
+# RDMA Writes and RDMA Reads of odd and multi-FPDU sizes, each tool on its
+# own port. tshark's iwarp_mpa and iwarp_ddp_rdmap dissectors then decode
+# the capture and iwarp_check.py checks it: the MPA v2 exchange and RTR,
+# the framing of every payload byte, the CRC, the opcodes, DDP sequencing,
+# FPDU sizes against the EMSS, padding, the bytes each tool moved, and the
+# close. A copy of one connection with a payload byte flipped, decoded
+# with the rest, must fail the CRC check and no other. The capture is kept
+# in build/test/ for a developer to open in Wireshark.
+#
+# tshark starts slowly under emulation (half a minute, minutes the first
+# time), hence a single decode.
+source "$(dirname "$0")/lib.sh"
+what=${KIWI_CAPTURE:-kiwi}
+tap_begin "wire capture decoded by Wireshark ($what)"
+root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
+SIW=$root/build/siw/siw.ko
+pcap=$root/build/test/capture-$what.pcap
+out=$(mktemp -d)
+srv=192.0.2.2
+
+# capture_start: dumpcap on kvA, TCP only, classic pcap (so that
+# iwarp_pcap.py can edit it), until capture_stop.
+capture_start() {
+	mkdir -p "$(dirname "$pcap")" && rm -f "$pcap"
+	ip netns exec kiwiA dumpcap -q -P -i kvA -f tcp -w "$pcap" >"$out/dumpcap.log" 2>&1 &
+	dumpcap_pid=$!
+	wait_for 60 grep -q "^File:" "$out/dumpcap.log"
+}
+
+# capture_stop: end the capture (a background job ignores SIGINT); it must
+# have dropped nothing.
+capture_stop() {
+	kill -TERM "$dumpcap_pid"
+	wait "$dumpcap_pid"
+	sed 's/^/# dumpcap: /' "$out/dumpcap.log"
+	grep -qE "^Packets received/dropped on interface 'kvA': [0-9]+/0 " "$out/dumpcap.log"
+}
+
+# devices PEER MODPARAM...: kiwi0 in kiwiA, PEER (kiwi1 or siw0) in kiwiB.
+devices() {
+	local peer=$1
+	shift
+	modprobe kiwi "$@" &&
+	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA || return 1
+	if [ "$peer" = siw0 ]; then
+		modprobe -a ib_core libcrc32c crc32c_generic 2>/dev/null
+		insmod "$SIW" &&
+		ip netns exec kiwiB rdma link add siw0 type siw netdev kvB
+	else
+		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
+	fi
+}
+
+devices_del() {
+	local d
+	for d in kiwi0 kiwi1 siw0; do
+		ibdev_exists $d && rdma link del $d
+	done
+	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1 && ibdev_absent siw0'
+	lsmod | grep -q "^siw " && rmmod siw
+	kiwi_unload
+}
+
+# mode NAME CRC KIWI PEER MODPARAM... -- KIND:PORT:ITERS:SIZE...: one
+# configuration's traffic, a server in kiwiB and a client in kiwiA for
+# each KIND (rping -V, or ib_KIND_bw); adds its --run to the checker's
+# arguments.
+mode() {
+	local name=$1 crc=$2 kiwi=$3 peer=$4 params=() t port n size
+	shift 4
+	while [ "$1" != -- ]; do params+=("$1"); shift; done
+	shift
+	check "$name: kiwi0 and $peer" devices "$peer" "${params[@]}"
+	runs+=(--run "$name" "$crc" "$kiwi")
+	for run in "$@"; do
+		IFS=: read -r t port n size <<<"$run"
+		if [ "$t" = rping ]; then
+			check "$name: rping -V, $n x $size bytes" \
+				pair "rping$port" "$port" kiwiB rping -s -a $srv -p "$port" -V -C "$n" -S "$size" -- \
+				kiwiA rping -c -a $srv -p "$port" -V -C "$n" -S "$size"
+			# The copy to flip: this rping connection on port 7999.
+			flipped=(--run flipped "$crc" "$kiwi" "7999:$t:$n:$size")
+			flip_port=$port
+		else
+			check "$name: ib_${t}_bw -R, $n x $size bytes" \
+				pair "$t$port" "$port" kiwiB ib_${t}_bw -d "$peer" -R -F -p "$port" -n "$n" -s "$size" -- \
+				kiwiA ib_${t}_bw -d kiwi0 -R -F -p "$port" -n "$n" -s "$size" $srv
+		fi
+		runs+=("$port:$t:$n:$size")
+	done
+	devices_del
+}
+
+# relay CMD...: every "ok"/"not ok" line CMD prints becomes one test
+# point of this script, except those of the flipped copy, which go to
+# $out/flipped.log; other lines pass through.
+relay() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		*" - flipped: "*) echo "$line" >>"$out/flipped.log" ;;
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		*) echo "$line" ;;
+		esac
+	done < <("$@" 2>&1)
+}
+
+kiwi_unload
+modprobe -r siw 2>/dev/null
+runs=()
+if [ "$what" = siw ] && [ ! -f "$SIW" ]; then
+	not_ok "siw.ko was built (scripts/build-siw.sh)"
+	tap_end
+fi
+check "two hosts joined by kvA/kvB" kiwi_two_hosts
+check "dumpcap captures on kvA" capture_start
+
+# 3 and 65539 bytes are Writes far below and above one FPDU; 4001, 4097
+# and 10001 are multi-FPDU messages whose last segment needs pad. With CRC
+# on, rping covers Send, Write and Read, perftest adds long Sends. Against
+# siw: rping and long Writes (a perftest server runs on the siw side only,
+# see interop.sh); siw's FPDUs are not held to kiwi's rules (EMSS fill,
+# zero pad, zero CRC field).
+if [ "$what" = siw ]; then
+	mode siw on client siw0 crc_required=1 -- rping:7176:5:4001 write:18531:5:65539
+else
+	mode crc-off off both kiwi1 -- rping:7174:5:4001 write:18510:20:3 \
+		write:18511:5:65539 read:18512:10:4097 send:18513:10:10001
+	mode crc-required on both kiwi1 crc_required=1 -- rping:7175:5:4001 \
+		send:18523:10:10001
+fi
+sleep 1		# the last FINs and ACKs
+check "the capture dropped no packet" capture_stop
+kiwi_two_hosts_del
+echo "# traffic took $SECONDS s"
+
+# Decode the capture with a copy of the last rping connection appended,
+# one byte of its first large payload inverted: its CRC must fail.
+decode=$out/decode.pcap
+touch "$out/flipped.log"
+check "a copy of the last rping connection, one byte flipped, is appended" \
+	"$KIWI_TESTDIR/iwarp_pcap.py" flip "$pcap" "$decode" "$flip_port" 7999
+relay "$KIWI_TESTDIR/iwarp_check.py" "$decode" "${runs[@]}" "${flipped[@]}"
+echo "# traffic and decode took $SECONDS s"
+sed 's/^/# /' "$out/flipped.log" | grep -E "not ok|Bad CRC"
+check "the flipped copy fails the CRC check, and no other" \
+	eval '[ "$(grep -c "^not ok" "$out/flipped.log")" = 1 ] &&
+	      grep -q "^not ok - flipped: the dissector verified the CRC32c" "$out/flipped.log"'
+rm -rf "$out"
+tap_end

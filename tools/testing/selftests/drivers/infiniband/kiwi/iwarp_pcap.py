@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Make and damage iWARP captures, to prove iwarp_check.py catches faults.
+
+    iwarp_pcap.py flip IN OUT PORT NEWPORT
+                                     copy pcap IN to OUT and append a copy
+                                     of its connections to TCP port PORT,
+                                     moved to port NEWPORT, with one byte
+                                     of their first large payload inverted
+    iwarp_pcap.py synth VARIANT OUT  write a synthetic kiwi-like iWARP
+                                     conversation (one rping -V iteration
+                                     of SYNTH_SIZE bytes, MPA v2, RTR
+                                     Write), correct or with one fault
+
+Variants: good and crc (good, CRC off and on), then faults: plain (a
+TCP flow that is not iWARP), badcrc, crcfield (non-zero CRC field with CRC
+off), rev1 (MPA revision 1), nortr (no RTR), early (the responder sends
+before the RTR), big (an FPDU past the EMSS), small (a non-last segment
+that does not fill the EMSS), msn (an MSN skipped), mo (a gap in a Send's
+MO), to (a Read Response at the wrong offset), term (a Terminate), pad
+(non-zero pad), cut (the capture ends inside an FPDU), nofin (no close).
+"""
+
+import struct
+import sys
+
+SYNTH_SIZE = 4001
+CLIENT, SERVER = ("192.0.2.1", 41000), ("192.0.2.2", 7174)
+MSS, EMSS = 1460, 1448          # segments carry the 12-byte timestamp option
+VARIANTS = ("good", "crc", "plain", "badcrc", "crcfield", "rev1", "nortr", "early",
+            "big", "small", "msn", "mo", "to", "term", "pad", "cut", "nofin")
+
+# ---- classic pcap files ----
+
+
+def read_pcap(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    magic = struct.unpack("<I", data[:4])[0]
+    if magic not in (0xa1b2c3d4, 0xa1b23c4d):
+        raise SystemExit("%s: not a little-endian classic pcap file" % path)
+    recs, off = [], 24
+    while off + 16 <= len(data):
+        hdr = data[off:off + 16]
+        caplen = struct.unpack("<I", hdr[8:12])[0]
+        recs.append([hdr, bytearray(data[off + 16:off + 16 + caplen])])
+        off += 16 + caplen
+    return data[:24], recs
+
+
+def write_pcap(path, head, recs):
+    with open(path, "wb") as f:
+        f.write(head)
+        for hdr, pkt in recs:
+            f.write(hdr[:8] + struct.pack("<II", len(pkt), len(pkt)) + hdr[16:])
+            f.write(pkt)
+
+
+def tcp_segment(pkt):
+    """Offsets of an Ethernet/IPv4-or-IPv6/TCP frame's TCP header and
+    payload, and the payload's length; None for other frames."""
+    etype = struct.unpack("!H", pkt[12:14])[0]
+    if etype == 0x0800 and pkt[23] == 6:
+        tcp = 14 + (pkt[14] & 0xf) * 4
+        end = 14 + struct.unpack("!H", pkt[16:18])[0]
+    elif etype == 0x86dd and pkt[20] == 6:
+        tcp, end = 54, 54 + struct.unpack("!H", pkt[18:20])[0]
+    else:
+        return None
+    off = tcp + (pkt[tcp + 12] >> 4) * 4
+    return tcp, off, max(0, min(end, len(pkt)) - off)
+
+
+def flip(src, dst, port, newport):
+    head, recs = read_pcap(src)
+    copy, flipped = [], False
+    for hdr, pkt in recs:
+        seg = tcp_segment(pkt)
+        if not seg or port not in struct.unpack("!HH", pkt[seg[0]:seg[0] + 4]):
+            continue
+        tcp, off, n = seg
+        pkt = bytearray(pkt)
+        for i in (tcp, tcp + 2):
+            if struct.unpack("!H", pkt[i:i + 2])[0] == port:
+                pkt[i:i + 2] = struct.pack("!H", newport)
+        if n >= 1000 and not flipped:
+            pkt[off + n // 2] ^= 0xff
+            flipped = True
+        copy.append([hdr, pkt])
+    if not flipped:
+        raise SystemExit("%s: no TCP payload of 1000 bytes or more on port %d" % (src, port))
+    write_pcap(dst, head, recs + copy)
+    return 0
+
+
+# ---- CRC32c, sent least significant octet first, as kiwi and siw do ----
+
+
+def _table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82f63b78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+CRC_TABLE = _table()
+
+
+def crc32c(data):
+    c = 0xffffffff
+    for b in data:
+        c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >> 8)
+    return c ^ 0xffffffff
+
+# ---- frames ----
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def ip4(addr):
+    return bytes(int(x) for x in addr.split("."))
+
+
+class Conn:
+    """One TCP connection, written as Ethernet/IPv4 frames."""
+
+    def __init__(self):
+        self.recs, self.seq, self.t = [], {}, 0
+        self.seq[CLIENT] = 1000
+        self.seq[SERVER] = 5000
+
+    def frame(self, src, flags, payload=b"", opts=None):
+        dst = SERVER if src == CLIENT else CLIENT
+        if opts is None:        # NOP NOP timestamps, like Linux
+            opts = b"\x01\x01\x08\x0a" + struct.pack("!II", self.t + 1, self.t)
+        ack = self.seq[dst] if flags & 0x10 else 0
+        tcp = struct.pack("!HHIIBBHHH", src[1], dst[1], self.seq[src], ack,
+                          (20 + len(opts)) // 4 << 4, flags, 64240, 0, 0) + opts
+        pseudo = ip4(src[0]) + ip4(dst[0]) + struct.pack("!BBH", 0, 6, len(tcp) + len(payload))
+        tcp = tcp[:16] + struct.pack("!H", csum(pseudo + tcp + payload)) + tcp[18:]
+        iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0,
+                          0x4000, 64, 6, 0, ip4(src[0]), ip4(dst[0]))
+        iph = iph[:10] + struct.pack("!H", csum(iph)) + iph[12:]
+        eth = bytes.fromhex("020000000002" if src == CLIENT else "020000000001")
+        eth += bytes.fromhex("020000000001" if src == CLIENT else "020000000002") + b"\x08\x00"
+        pkt = eth + iph + tcp + payload
+        self.t += 1
+        self.recs.append([struct.pack("<IIII", 1700000000, self.t * 1000, 0, 0), bytearray(pkt)])
+        self.seq[src] = (self.seq[src] + len(payload) + (1 if flags & 0x03 else 0)) & 0xffffffff
+
+    def handshake(self):
+        syn_opts = (struct.pack("!BBH", 2, 4, MSS) + b"\x04\x02\x08\x0a" +
+                    struct.pack("!II", 1, 0) + b"\x01\x03\x03\x07")
+        self.frame(CLIENT, 0x02, opts=syn_opts)
+        self.frame(SERVER, 0x12, opts=syn_opts)
+        self.frame(CLIENT, 0x10)
+
+
+def mpa_frame(reply, crc, rev=2, pdata=None):
+    key = b"MPA ID Rep Frame" if reply else b"MPA ID Req Frame"
+    if pdata is None:   # IRD/ORD 1, peer-to-peer; offer all RTRs, or pick Write
+        pdata = bytes.fromhex("80018001" if reply else "c001c001")
+    flags = (0x40 if crc else 0) | (0x10 if rev == 2 else 0)
+    return key + struct.pack("!BBH", flags, rev, len(pdata)) + pdata
+
+
+def fpdu(ulpdu, crc, pad_byte=0, crc_field=None):
+    pad = (4 - (len(ulpdu) + 2) % 4) % 4
+    body = struct.pack("!H", len(ulpdu)) + ulpdu + bytes([pad_byte]) * pad
+    value = crc32c(body) if crc else 0
+    return body + struct.pack("<I", value if crc_field is None else crc_field)
+
+
+def tagged(op, last, stag, to):
+    return struct.pack("!BBIQ", 0x81 | (0x40 if last else 0), 0x40 | op, stag, to)
+
+
+def untagged(op, last, qn, msn, mo):
+    return struct.pack("!BBIIII", 0x01 | (0x40 if last else 0), 0x40 | op, 0, qn, msn, mo)
+
+
+def segments(size, room):
+    off = 0
+    while True:
+        n = min(size - off, room)
+        yield off, n, off + n == size
+        off += n
+        if off >= size:
+            return
+
+
+def synth(variant, path):
+    crc = variant in ("crc", "badcrc")
+    c = Conn()
+    c.handshake()
+    if variant == "plain":
+        c.frame(CLIENT, 0x18, b"GET / HTTP/1.0\r\n\r\n")
+        c.frame(SERVER, 0x18, b"HTTP/1.0 200 OK\r\n\r\n" + b"x" * 3000)
+        c.frame(CLIENT, 0x11)
+        c.frame(SERVER, 0x11)
+        write_pcap(path, struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1), c.recs)
+        return 0
+
+    def send(src, ulpdu, **kw):
+        c.frame(src, 0x18, fpdu(ulpdu, crc, **kw))
+
+    payload = bytes((i * 7) & 0xff for i in range(SYNTH_SIZE))
+    c.frame(CLIENT, 0x18, mpa_frame(False, crc, rev=1 if variant == "rev1" else 2,
+                                     pdata=b"" if variant == "rev1" else None))
+    c.frame(SERVER, 0x18, mpa_frame(True, crc, rev=1 if variant == "rev1" else 2,
+                                    pdata=b"" if variant == "rev1" else None))
+    if variant == "early":
+        send(SERVER, untagged(3, True, 0, 1, 0) + b"\0" * 16)
+    if variant not in ("nortr", "rev1"):
+        send(CLIENT, tagged(0, True, 0, 0))                        # RTR
+    # The client offers its buffers (a 16-byte Send, like rping's).
+    send(CLIENT, untagged(3, True, 0, 1, 0) + b"\1" * 16,
+         crc_field=0x1234 if variant == "crcfield" else None)
+    # The server reads them: Read Request, then a multi-FPDU Read Response.
+    rr = struct.pack("!IQIIQ", 0x100, 0x7000, SYNTH_SIZE, 0x200, 0x9000)
+    send(SERVER, untagged(1, True, 1, 1, 0) + rr)
+    room = ((EMSS - 4) & ~3) - 2 - 14
+    for off, n, last in segments(SYNTH_SIZE, room - 100 if variant == "small" else room):
+        to = 0x7000 + off + (8 if variant == "to" and off else 0)
+        send(CLIENT, tagged(2, last, 0x100, to) + payload[off:off + n],
+             pad_byte=0xaa if variant == "pad" and last else 0)
+    if variant == "badcrc":
+        pkt = c.recs[-2][1]
+        _, off, n = tcp_segment(pkt)
+        pkt[off + n // 2] ^= 0xff
+    # It writes them back into the client's sink buffer, then Sends.
+    for off, n, last in segments(SYNTH_SIZE, room + 100 if variant == "big" else room):
+        send(SERVER, tagged(0, last, 0x300, 0x5000 + off) + payload[off:off + n])
+    send(SERVER, untagged(3, True, 0, 3 if variant == "msn" else 1, 0) + b"\2" * 16)
+    # A 3000-byte Send from the server, in three FPDUs.
+    for off, n, last in segments(3000, room - 4):
+        mo = off + (4 if variant == "mo" and off else 0)
+        send(SERVER, untagged(3, last, 0, 4 if variant == "msn" else 2, mo) + b"\3" * n)
+    if variant == "term":
+        send(CLIENT, untagged(7, True, 2, 1, 0) + struct.pack("!I", 0x20000000))
+    if variant == "cut":       # the first 10 bytes of a Send, then the close
+        c.frame(CLIENT, 0x18, fpdu(untagged(3, True, 0, 2, 0) + b"\4" * 16, crc)[:10])
+    if variant != "nofin":
+        c.frame(CLIENT, 0x11)
+        c.frame(SERVER, 0x11)
+        c.frame(CLIENT, 0x10)
+    write_pcap(path, struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1), c.recs)
+    return 0
+
+
+def main(argv):
+    if len(argv) == 6 and argv[1] == "flip":
+        return flip(argv[2], argv[3], int(argv[4]), int(argv[5]))
+    if len(argv) == 4 and argv[1] == "synth" and argv[2] in VARIANTS:
+        return synth(argv[2], argv[3])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
