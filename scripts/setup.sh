@@ -27,6 +27,8 @@ PKGS=(
 	rdmacm-utils perftest infiniband-diags
 	# networking inside the VM
 	iproute2 iputils-ping ethtool
+	# the benchmark (make bench): the TCP reference and the plot
+	iperf3 python3-matplotlib
 	# the VM itself (virtme-ng's own dependencies are pulled in below)
 	qemu-system-x86 busybox-static
 )
