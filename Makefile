@@ -6,6 +6,7 @@
 #   make install         (root) install both; make uninstall undoes it
 #   make check           host unit tests (no VM); scripts/test.sh runs all,
 #                        with the fuzzers and the VM tests
+#   make bench           kiwi against siw, rxe and TCP in the VM (build/bench)
 #
 # KDIR defaults to the running kernel's build tree when present, else the
 # newest installed Debian 12 linux-headers-*-amd64.
@@ -27,7 +28,7 @@ KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
 MODDIR := /lib/modules/$(KVER)/updates
 
 .PHONY: all module provider ktest install uninstall clean check checkpatch sparse \
-	print-kver print-kdir
+	print-kver print-kdir bench
 
 all: module provider
 
@@ -64,6 +65,12 @@ check:
 	$(MAKE) -C userspace check
 	$(MAKE) -C tools/testing/wire
 
+# The benchmark (tools/bench): builds what it runs, boots the VM, reports.
+bench: module provider
+	scripts/build-siw.sh
+	$(MAKE) -C tools/bench
+	tools/bench/bench.sh
+
 print-kver:
 	@echo $(KVER)
 
@@ -83,3 +90,4 @@ clean:
 	-$(MAKE) $(KBUILD_ARGS) clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTEST_DIR) clean
 	$(MAKE) -C userspace clean
+	$(MAKE) -C tools/bench clean

@@ -29,6 +29,8 @@ PKGS=(
 	iproute2 iputils-ping ethtool
 	# capture.sh decodes kiwi's wire traffic with Wireshark's iWARP dissectors
 	tshark
+	# the benchmark (make bench): the TCP reference and the plot
+	iperf3 python3-matplotlib
 	# the VM itself (virtme-ng's own dependencies are pulled in below)
 	qemu-system-x86 busybox-static
 )

@@ -112,10 +112,13 @@ kiwi_veth_dev() {
 
 # kiwi_two_hosts: namespaces kiwiA and kiwiB joined by the veth pair
 # kvA/kvB, with 192.0.2.1 and 192.0.2.2 (and 2001:db8::1 and ::2), up.
+# The ends get different ifindexes: siw binds a wildcard listener to its
+# netdev's ifindex in the listener's namespace, so with equal ones a
+# wildcard listen (perftest's server) fails on siw's second device.
 kiwi_two_hosts() {
 	ip netns add kiwiA &&
 	ip netns add kiwiB &&
-	ip link add kvA netns kiwiA type veth peer name kvB netns kiwiB &&
+	ip link add kvA index 12 netns kiwiA type veth peer name kvB index 13 netns kiwiB &&
 	ip -n kiwiA addr add 192.0.2.1/24 dev kvA &&
 	ip -n kiwiB addr add 192.0.2.2/24 dev kvB &&
 	ip -n kiwiA addr add 2001:db8::1/64 dev kvA nodad &&

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the bench's raw runs into medians, ratios against the anchors and a plot.
+
+    report.py RAW_CSV OUTDIR [--no-plot]
+
+Reads RAW_CSV (one row per run, written by tools/bench/run.sh) and writes
+OUTDIR/medians.csv, OUTDIR/ratios.txt (also printed) and OUTDIR/bench.png.
+A cell is the median of its runs; a cell with a failed or timed-out run is
+reported as missing. Exits 1 when any cell is missing, else 0.
+
+Targets for kiwi: bandwidth at least 2x siw's and 0.8x TCP's on the same
+path; latency at most 0.8x siw's.
+"""
+import csv
+import statistics
+import sys
+
+TRANSPORTS = ("kiwi", "siw", "rxe", "tcp")
+BW_MIN_SIW = 2.0
+BW_MIN_TCP = 0.8
+LAT_MAX_SIW = 0.8
+
+
+def load(path):
+    """Map (transport, test, size, mode) to the list of its runs' rows."""
+    cells = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            key = (row["transport"], row["test"], int(row["size"]), row["mode"])
+            cells.setdefault(key, []).append(row)
+    return cells
+
+
+def summarize(rows):
+    """(state, median, ok runs): state is ok, missing or skip."""
+    status = [r["status"] for r in rows]
+    if all(s == "skip" for s in status):
+        return "skip", None, 0
+    values = [float(r["value"]) for r in rows if r["status"] == "ok"]
+    if len(values) != len(status):
+        return "missing", None, len(values)
+    return "ok", statistics.median(values), len(values)
+
+
+def tcp_reference(test, size, mode):
+    """The TCP cell an RDMA cell compares with, and the factor applied:
+    bandwidth against a TCP stream of the same message size; Send and Write
+    latency (one way, as perftest reports them) against one-way TCP
+    ping-pong latency in the same mode; Read latency (a full round trip in
+    perftest) against the TCP round trip."""
+    if test.endswith("_bw"):
+        return ("tcp", "tcp_bw", size, "any"), 1.0
+    return ("tcp", "tcp_lat", size, mode), 2.0 if test == "read_lat" else 1.0
+
+
+def fmt(v, width=8):
+    return f"{v:{width}.2f}" if isinstance(v, float) else f"{v:>{width}}"
+
+
+def ratio(a, b):
+    if isinstance(a, float) and isinstance(b, float) and b > 0:
+        return a / b
+    return None
+
+
+def build(cells):
+    """The table rows, one per RDMA (test, size, mode) cell, plus the
+    names of the cells (of any transport) that are missing."""
+    summary = {k: summarize(v) for k, v in cells.items()}
+    missing = sorted("%s %s %d %s" % k for k, s in summary.items() if s[0] == "missing")
+
+    def value(key, factor=1.0):
+        if key not in summary:
+            return "-"
+        state, median, _ = summary[key]
+        return median * factor if state == "ok" else state
+
+    order = {t: i for i, t in enumerate(
+        ("write_bw", "read_bw", "send_bw", "write_lat", "read_lat", "send_lat"))}
+    keys = sorted({k[1:] for k in cells if k[0] != "tcp"},
+                  key=lambda k: (order.get(k[0], 99), k[1], k[2] != "poll"))
+    rows = []
+    for test, size, mode in keys:
+        vals = {t: value((t, test, size, mode)) for t in TRANSPORTS if t != "tcp"}
+        ref, factor = tcp_reference(test, size, mode)
+        vals["tcp"] = value(ref, factor)
+        k = vals["kiwi"]
+        r_siw, r_rxe, r_tcp = (ratio(k, vals[t]) for t in ("siw", "rxe", "tcp"))
+        bw = test.endswith("_bw")
+        if bw:
+            checks = [r_siw is not None and r_siw >= BW_MIN_SIW,
+                      r_tcp is not None and r_tcp >= BW_MIN_TCP]
+            known = r_siw is not None and r_tcp is not None
+        else:
+            checks = [r_siw is not None and r_siw <= LAT_MAX_SIW]
+            known = r_siw is not None
+        if not isinstance(k, float):
+            verdict = "MISSING" if k == "missing" else k
+        elif not known:
+            verdict = "n/a"
+        else:
+            verdict = "met" if all(checks) else "MISSED"
+        rows.append({"test": test, "size": size, "mode": mode, "vals": vals,
+                     "ratios": (r_siw, r_rxe, r_tcp), "bw": bw, "verdict": verdict})
+    return summary, rows, missing
+
+
+def mark(r, ok):
+    if r is None:
+        return f"{'-':>10}"
+    return f"{r:6.2f} {'ok' if ok else 'NO':>3}"
+
+
+def table(rows, runs):
+    lines = [
+        f"kiwi benchmark: median of {runs} run(s) per cell; bandwidth in MiB/s"
+        " (higher is better), latency in us (lower is better)",
+        f"targets: bandwidth >= {BW_MIN_SIW:.1f}x siw and >= {BW_MIN_TCP:.1f}x TCP;"
+        f" latency <= {LAT_MAX_SIW:.1f}x siw",
+        "TCP: iperf3 stream with the same message size; tcp_lat ping-pong"
+        " (one way; the round trip for read_lat)",
+        "",
+        f"{'test':<10}{'size':>8} {'mode':<6}|{'kiwi':>9}{'siw':>9}{'rxe':>9}{'TCP':>9} |"
+        f"{'kiwi/siw':>11}{'kiwi/rxe':>9}{'kiwi/TCP':>11} | target",
+    ]
+    lines.append("-" * len(lines[-1]))
+    for r in rows:
+        v = r["vals"]
+        r_siw, r_rxe, r_tcp = r["ratios"]
+        if r["bw"]:
+            siw_m = mark(r_siw, r_siw is not None and r_siw >= BW_MIN_SIW)
+            tcp_m = mark(r_tcp, r_tcp is not None and r_tcp >= BW_MIN_TCP)
+        else:
+            siw_m = mark(r_siw, r_siw is not None and r_siw <= LAT_MAX_SIW)
+            tcp_m = f"{r_tcp:6.2f}    " if r_tcp is not None else f"{'-':>10}"
+        rxe_m = f"{r_rxe:9.2f}" if r_rxe is not None else f"{'-':>9}"
+        lines.append(
+            f"{r['test']:<10}{r['size']:>8} {r['mode']:<6}|"
+            + "".join(" " + fmt(v[t]) for t in TRANSPORTS)
+            + f" | {siw_m}{rxe_m} {tcp_m} | {r['verdict']}")
+    met = sum(r["verdict"] == "met" for r in rows)
+    judged = sum(r["verdict"] in ("met", "MISSED") for r in rows)
+    lines.append("")
+    lines.append(f"kiwi meets its target in {met} of {judged} cells with data")
+    return "\n".join(lines) + "\n"
+
+
+def write_medians(path, cells, summary):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["transport", "test", "size", "mode", "runs", "runs_ok",
+                    "median", "unit", "state"])
+        for key in sorted(cells):
+            state, median, ok = summary[key]
+            w.writerow(list(key) + [len(cells[key]), ok,
+                                    "" if median is None else f"{median:.2f}",
+                                    cells[key][0]["unit"], state])
+
+
+def plot(path, rows):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = [[r for r in rows if r["bw"]], [r for r in rows if not r["bw"]]]
+    fig, axes = plt.subplots(2, 1, figsize=(14, 9),
+                             gridspec_kw={"height_ratios": [3, 2]})
+    width = 0.2
+    for ax, group, unit in zip(axes, groups, ("MiB/s (log)", "us (log)")):
+        for i, t in enumerate(TRANSPORTS):
+            xs = [j + (i - 1.5) * width for j in range(len(group))]
+            ys = [r["vals"][t] if isinstance(r["vals"][t], float) else 0 for r in group]
+            ax.bar(xs, ys, width, label="TCP" if t == "tcp" else t)
+        ax.set_xticks(range(len(group)))
+        ax.set_xticklabels([f"{r['test']}\n{r['size']} {r['mode']}" for r in group],
+                           fontsize=7)
+        ax.set_ylabel(unit)
+        ax.set_yscale("log")
+        if group is groups[0]:
+            ax.set_title("bandwidth (higher is better)")
+        else:
+            ax.set_title("latency, 8 B (lower is better)")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main(argv):
+    args = [a for a in argv[1:] if a != "--no-plot"]
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    raw, outdir = args
+    cells = load(raw)
+    summary, rows, missing = build(cells)
+    runs = max((len(v) for v in cells.values()), default=0)
+    text = table(rows, runs)
+    if missing:
+        text += "missing (a run failed or timed out): " + ", ".join(missing) + "\n"
+    print(text, end="")
+    with open(f"{outdir}/ratios.txt", "w") as f:
+        f.write(text)
+    write_medians(f"{outdir}/medians.csv", cells, summary)
+    if "--no-plot" not in argv:
+        try:
+            plot(f"{outdir}/bench.png", rows)
+        except ImportError:
+            print("report: no matplotlib for this python3: no plot"
+                  " (apt-get install python3-matplotlib)", file=sys.stderr)
+            return 1
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

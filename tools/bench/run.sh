@@ -1,0 +1,340 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Inside the VM (tools/bench/bench.sh boots it): measure kiwi, the
+# upstream siw, rxe and plain TCP on the same path and append every run to
+# OUTDIR/raw.csv; tools/bench/report.py turns that into medians and ratios.
+#
+#   tools/bench/run.sh OUTDIR
+#
+# Environment: BENCH_RUNS (runs per cell, default 3), BENCH_QUICK=1
+# (iteration counts / 5, one run unless BENCH_RUNS says otherwise),
+# BENCH_TRANSPORTS (default "kiwi siw rxe tcp"), BENCH_TIMEOUT (seconds one
+# run may take before it counts as failed, default 120), BENCH_SKIP (cells
+# not to run, "transport:test:size:mode" words; default: the known upstream
+# hangs below).
+#
+# kiwi, siw and TCP run between the namespaces kiwiA and kiwiB over the
+# veth pair kvA/kvB of lib.sh's kiwi_two_hosts. rxe in this kernel (6.1)
+# opens its UDP socket and routes only in the initial namespace, so it
+# runs on a veth pair there, with policy routing that sends each peer
+# address out of the other end: its packets still cross a veth.
+#
+# Only one RDMA driver's devices exist at a time (a wildcard rdma_cm
+# listen, which perftest's server makes, tries every iWARP device). The
+# rounds go kiwi, siw, rxe, TCP and repeat BENCH_RUNS times, so that a
+# change in the machine's load touches every transport alike.
+# Every count is an iteration count (perftest -n, iperf3 -n), never a time.
+set -u
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
+
+out=${1:?usage: run.sh OUTDIR}
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then
+	runs=${BENCH_RUNS:-1}
+	div=5
+else
+	runs=${BENCH_RUNS:-3}
+	div=1
+fi
+transports=${BENCH_TRANSPORTS:-kiwi siw rxe tcp}
+limit=${BENCH_TIMEOUT:-120}
+# Measured hangs of the upstream drivers in this kernel: a hung run costs
+# the whole timeout, so by default these are recorded as skipped instead.
+skip=${BENCH_SKIP-rxe:read_bw:1048576:poll rxe:read_bw:1048576:event}
+
+SIW=$root/build/siw/siw.ko
+TCP_LAT=$root/tools/bench/tcp_lat
+raw=$out/raw.csv
+logs=$out/logs
+mkdir -p "$logs"
+[ -s "$raw" ] || echo "transport,test,size,mode,iters,run,value,unit,status" >"$raw"
+
+# The cells: test size mode. perftest refuses -e for RDMA Write, so Write
+# runs in polling mode only.
+cells() {
+	local s
+	for s in 4096 65536 1048576; do
+		echo "write_bw $s poll"
+		echo "read_bw $s poll"
+		echo "read_bw $s event"
+		echo "send_bw $s poll"
+		echo "send_bw $s event"
+	done
+	echo "write_lat 8 poll"
+	echo "read_lat 8 poll"
+	echo "read_lat 8 event"
+	echo "send_lat 8 poll"
+	echo "send_lat 8 event"
+}
+
+tcp_cells() {
+	echo "tcp_bw 4096 any"
+	echo "tcp_bw 65536 any"
+	echo "tcp_bw 1048576 any"
+	echo "tcp_lat 8 poll"
+	echo "tcp_lat 8 event"
+}
+
+# iters SIZE: messages per run, the same for every transport and test.
+# Odd and below 512 for the bandwidth tests: over iWARP perftest's
+# ib_send_bw paces the sender with credits that the receiver returns by
+# RDMA Write every rx_depth/3 messages (rx_depth = min(iters, 512), made
+# even), and such a Write completes nothing at the sender. In event mode a
+# sender that runs out of credit with no signaled Send outstanding sleeps
+# on its CQ for good; with iters odd and below 512, rx_depth = iters + 1
+# and the credit never runs out.
+iters() {
+	local n
+	case $1 in
+	8) n=1000 ;;
+	4096) n=511 ;;
+	65536) n=255 ;;
+	*) n=31 ;;
+	esac
+	n=$((n / div))
+	[ "$1" = 8 ] || n=$((n | 1))
+	echo "$n"
+}
+
+# Per transport: the devices, namespaces and server address.
+cdev='' sdev='' cns=kiwiA sns=kiwiB saddr=192.0.2.2
+
+# nsprefix NS: sets the array "pre" to the prefix that runs a command in network
+# namespace NS ("" is the initial one). nsenter joins only the network
+# namespace; ip netns exec would also remount /sys, which costs a second or
+# more per run under emulation.
+nsprefix() {
+	if [ -n "$1" ]; then pre=(nsenter --net="/run/netns/$1"); else pre=(); fi
+}
+
+rxe_net() {
+	ip link add rxA type veth peer name rxB &&
+	ip addr add 198.51.100.1/24 dev rxA &&
+	ip addr add 198.51.100.2/24 dev rxB &&
+	for c in all default rxA rxB; do
+		sysctl -qw net.ipv4.conf.$c.rp_filter=0 net.ipv4.conf.$c.accept_local=1 || return 1
+	done &&
+	ip link set rxA up && ip link set rxB up &&
+	# The local table must come after the rules that send each address
+	# out of the other veth end, or the kernel short-cuts it over lo.
+	ip rule add pref 100 lookup local &&
+	ip rule del pref 0 lookup local &&
+	ip route add 198.51.100.2/32 dev rxA table 10 &&
+	ip route add 198.51.100.1/32 dev rxB table 11 &&
+	ip rule add pref 10 iif lo to 198.51.100.2 lookup 10 &&
+	ip rule add pref 11 iif lo to 198.51.100.1 lookup 11
+}
+
+rxe_net_del() {
+	ip rule del pref 10 2>/dev/null
+	ip rule del pref 11 2>/dev/null
+	ip rule add pref 0 lookup local 2>/dev/null
+	ip rule del pref 100 2>/dev/null
+	ip link del rxA 2>/dev/null
+}
+
+setup() {
+	cns=kiwiA sns=kiwiB saddr=192.0.2.2
+	case $1 in
+	kiwi)
+		cdev=kiwi0 sdev=kiwi1
+		modprobe kiwi &&
+		ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
+		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB ;;
+	siw)
+		cdev=siw0 sdev=siw1
+		modprobe -a ib_core iw_cm rdma_cm libcrc32c crc32c_generic &&
+		insmod "$SIW" &&
+		ip netns exec kiwiA rdma link add siw0 type siw netdev kvA &&
+		ip netns exec kiwiB rdma link add siw1 type siw netdev kvB ;;
+	rxe)
+		cdev=rxe0 sdev=rxe1 cns='' sns='' saddr=198.51.100.2
+		modprobe rdma_rxe && rxe_net &&
+		rdma link add rxe0 type rxe netdev rxA &&
+		rdma link add rxe1 type rxe netdev rxB ;;
+	tcp) ;;
+	esac
+}
+
+teardown() {
+	case $1 in
+	kiwi)
+		ip netns exec kiwiA rdma link del kiwi0
+		ip netns exec kiwiB rdma link del kiwi1
+		rmmod kiwi ;;
+	siw)
+		ip netns exec kiwiA rdma link del siw0
+		ip netns exec kiwiB rdma link del siw1
+		rmmod siw ;;
+	rxe)
+		rdma link del rxe0
+		rdma link del rxe1
+		rxe_net_del
+		rmmod rdma_rxe ;;
+	esac
+} >/dev/null 2>&1
+
+# listening TRANSPORT PORT PID: is the server PID listening on PORT? iWARP
+# and TCP servers have a TCP listener (read in bash from the server's own
+# /proc/PID/net files: no process to start); rxe's (RoCE) is an rdma_cm id.
+listening() {
+	local hex sl laddr raddr st rest f
+	if [ "$1" = rxe ]; then
+		rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN.*:$2 "
+		return
+	fi
+	printf -v hex ':%04X' "$2"
+	for f in "/proc/$3/net/tcp" "/proc/$3/net/tcp6"; do
+		while read -r sl laddr raddr st rest; do
+			[[ $laddr == *"$hex" && $st == 0A ]] && return 0
+		done <"$f"
+	done 2>/dev/null
+	return 1
+}
+
+# perftest output: the line after the "#bytes" header; BW average is its
+# 4th field, t_typical (the median) the 5th.
+parse_perftest() {
+	awk -v f="$2" 'hdr && $1 ~ /^[0-9]+$/ { print $f; exit } /#bytes/ { hdr = 1 }' "$1"
+}
+
+parse_iperf3() {
+	python3 -c 'import json, sys
+print("%.2f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8 / 2**20))' "$1" 2>/dev/null
+}
+
+port=18515
+broken=''
+
+# commands: the server and client command lines of one run, on a fresh
+# port. Uses one()'s variables.
+commands() {
+	port=$((port + 1))
+	case $test in
+	tcp_bw)
+		srv=(iperf3 -s -1 -p "$port")
+		cli=(iperf3 -c "$saddr" -p "$port" -n $((n * size)) -l "$size" -J) ;;
+	tcp_lat)
+		srv=("$TCP_LAT" -s -p "$port")
+		cli=("$TCP_LAT" -c "$saddr" -p "$port" -n "$n" -m "$size")
+		[ "$mode" = poll ] && { srv+=(-P); cli+=(-P); } ;;
+	*)
+		local args=(-R -F -p "$port" -n "$n" -s "$size")
+		[ "$mode" = event ] && args+=(-e)
+		srv=("ib_$test" -d "$sdev" "${args[@]}")
+		cli=("ib_$test" -d "$cdev" "${args[@]}" "$saddr") ;;
+	esac
+}
+
+# pair_run: the server in the background, the client once the server
+# listens; crc is the client's exit status.
+pair_run() {
+	local spid pre
+	# A simple command, so that $! is the server's pid, in its namespace.
+	nsprefix "$sns"
+	"${pre[@]}" timeout "$limit" "${srv[@]}" >"$log.srv" 2>&1 &
+	spid=$!
+	nsprefix "$cns"
+	if ! wait_for 30 listening "$tr" "$port" "$spid"; then
+		echo "bench: $tr $test $size $mode: the server never listened" >>"$log.cli"
+		crc=1
+	else
+		"${pre[@]}" timeout "$limit" "${cli[@]}" >"$log.cli" 2>&1
+		crc=$?
+	fi
+	# A server left waiting after its client failed only burns the timeout.
+	[ $crc -eq 0 ] || kill "$spid" 2>/dev/null
+	wait "$spid"
+}
+
+# result: value and status of the run just made.
+result() {
+	if [ $crc -eq 124 ]; then
+		status=timeout
+		return
+	elif [ $crc -ne 0 ]; then
+		status=fail
+		return
+	fi
+	case $test in
+	tcp_bw) value=$(parse_iperf3 "$log.cli") ;;
+	tcp_lat) value=$(sed -n 's/.*median_us=\([0-9.]*\).*/\1/p' "$log.cli") ;;
+	*_bw) value=$(parse_perftest "$log.cli" 4) ;;
+	*) value=$(parse_perftest "$log.cli" 5) ;;
+	esac
+	# A number, and not zero (perftest's sign of a failed clock).
+	[[ "$value" =~ ^[0-9]+(\.[0-9]+)?$ && ! "$value" =~ ^[0.]+$ ]] ||
+		{ value=''; status=fail; }
+}
+
+# one TRANSPORT TEST SIZE MODE RUN: one run, appended to raw.csv.
+one() {
+	local tr=$1 test=$2 size=$3 mode=$4 run=$5 n unit value='' status=ok
+	local log=$logs/$tr-$test-$size-$mode-$run srv cli crc attempt
+	n=$(iters "$size")
+	case $test in
+	*_bw) unit=MiB/s ;;
+	*) unit=us ;;
+	esac
+	if [[ " $skip " == *" $tr:$test:$size:$mode "* ]]; then
+		status=skip
+	elif [ -n "$broken" ]; then
+		status=fail
+	else
+		# perftest times with the TSC, calibrated against the wall clock
+		# at start; under load the calibration fails ("Correlation
+		# coefficient ... < 0.9") and the run reports 0 or inf: retry.
+		for attempt in 1 2 3; do
+			commands
+			pair_run
+			grep -q "^Correlation coefficient" "$log.cli" || break
+		done
+		result
+	fi
+	echo "$tr,$test,$size,$mode,$n,$run,$value,$unit,$status" >>"$raw"
+	printf '# %-4s %-9s %7s %-5s run %d: %s %s\n' "$tr" "$test" "$size" "$mode" \
+		"$run" "${value:-$status}" "$unit"
+	[ "$status" = fail ] && grep -hiE -m1 "error|fail|unable|refused|reject" \
+		"$log.cli" "$log.srv" 2>/dev/null | head -n1 | sed 's/^/#   /'
+	# After a timeout the cell is not run again: it would only hang again.
+	[ "$status" = timeout ] && skip+=" $tr:$test:$size:$mode"
+}
+
+"$root/scripts/vm-install.sh" || { echo "bench: cannot install kiwi in the VM" >&2; exit 1; }
+# libibverbs loads every provider named in /etc/libibverbs.d into every
+# process, seconds of each run under emulation. In the VM /etc is an
+# overlay that vanishes at shutdown: keep only the three measured here.
+if [ "$(findmnt -no FSTYPE /etc)" = overlay ]; then
+	for f in /etc/libibverbs.d/*.driver; do
+		case ${f##*/} in
+		kiwi.driver | siw.driver | rxe.driver) ;;
+		*) rm -f "$f" ;;
+		esac
+	done
+fi
+echo "# bench: providers $(cd /etc/libibverbs.d && echo *.driver)"
+modprobe -a ib_core iw_cm rdma_cm ib_uverbs rdma_ucm
+kiwi_two_hosts || { echo "bench: cannot set up the two hosts" >&2; exit 1; }
+ip -n kiwiA link set lo up
+ip -n kiwiB link set lo up
+
+start=$SECONDS
+for run in $(seq "$runs"); do
+	for tr in $transports; do
+		broken=''
+		if ! setup "$tr" >"$logs/setup-$tr-$run" 2>&1; then
+			# Its cells are recorded as failed runs, not left out.
+			echo "bench: cannot set up $tr (see $logs/setup-$tr-$run)" >&2
+			broken=1
+		fi
+		while read -r test size mode; do
+			one "$tr" "$test" "$size" "$mode" "$run" </dev/null
+		done < <(if [ "$tr" = tcp ]; then tcp_cells; else cells; fi)
+		teardown "$tr"
+	done
+done
+kiwi_two_hosts_del
+echo "# bench: $runs run(s) of each cell in $((SECONDS - start)) s"

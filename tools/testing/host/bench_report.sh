@@ -1,0 +1,129 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host test (no VM): tools/bench/report.py turns raw runs into the right
+# medians, ratios and target marks, reports a cell with a failed or
+# timed-out run as missing and exits 1 for it, tells skipped cells from
+# missing ones, and draws the plot. Prints TAP.
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
+tap_begin "bench report"
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+# Debian's python3-matplotlib is for the system python3.
+report=(/usr/bin/python3 "$root/tools/bench/report.py")
+
+# Three runs per cell, in no particular order. Cells and what they test:
+#   write_bw 64K: kiwi 110 = 2.2x siw, 0.85x TCP: both targets met
+#   send_bw 4K:   kiwi 30 = 1.5x siw, 0.3x TCP: both missed
+#   send_lat:     kiwi 30 = 0.67x siw: met; TCP one way 20
+#   read_lat:     kiwi 100 = 0.91x siw: missed; TCP round trip 2 x 25
+#   read_bw 1M:   kiwi has a failed run: missing, the bench fails
+#   write_bw 4K:  siw has a timed-out run: no ratio, no verdict
+#   read_bw 1M event on rxe: skipped, not missing
+cat >"$dir/raw.csv" <<'EOF'
+transport,test,size,mode,iters,run,value,unit,status
+kiwi,write_bw,65536,poll,255,1,120,MiB/s,ok
+kiwi,write_bw,65536,poll,255,2,100,MiB/s,ok
+kiwi,write_bw,65536,poll,255,3,110,MiB/s,ok
+siw,write_bw,65536,poll,255,1,60,MiB/s,ok
+siw,write_bw,65536,poll,255,2,40,MiB/s,ok
+siw,write_bw,65536,poll,255,3,50,MiB/s,ok
+rxe,write_bw,65536,poll,255,1,30,MiB/s,ok
+rxe,write_bw,65536,poll,255,2,20,MiB/s,ok
+rxe,write_bw,65536,poll,255,3,25,MiB/s,ok
+tcp,tcp_bw,65536,any,255,1,140,MiB/s,ok
+tcp,tcp_bw,65536,any,255,2,120,MiB/s,ok
+tcp,tcp_bw,65536,any,255,3,130,MiB/s,ok
+kiwi,send_bw,4096,poll,511,1,30,MiB/s,ok
+kiwi,send_bw,4096,poll,511,2,29,MiB/s,ok
+kiwi,send_bw,4096,poll,511,3,31,MiB/s,ok
+siw,send_bw,4096,poll,511,1,20,MiB/s,ok
+siw,send_bw,4096,poll,511,2,20,MiB/s,ok
+siw,send_bw,4096,poll,511,3,20,MiB/s,ok
+tcp,tcp_bw,4096,any,511,1,100,MiB/s,ok
+tcp,tcp_bw,4096,any,511,2,90,MiB/s,ok
+tcp,tcp_bw,4096,any,511,3,101,MiB/s,ok
+kiwi,send_lat,8,poll,2000,1,31,us,ok
+kiwi,send_lat,8,poll,2000,2,29,us,ok
+kiwi,send_lat,8,poll,2000,3,30,us,ok
+siw,send_lat,8,poll,2000,1,50,us,ok
+siw,send_lat,8,poll,2000,2,45,us,ok
+siw,send_lat,8,poll,2000,3,40,us,ok
+tcp,tcp_lat,8,poll,2000,1,20,us,ok
+tcp,tcp_lat,8,poll,2000,2,20,us,ok
+tcp,tcp_lat,8,poll,2000,3,20,us,ok
+kiwi,read_lat,8,event,2000,1,100,us,ok
+kiwi,read_lat,8,event,2000,2,100,us,ok
+kiwi,read_lat,8,event,2000,3,100,us,ok
+siw,read_lat,8,event,2000,1,110,us,ok
+siw,read_lat,8,event,2000,2,110,us,ok
+siw,read_lat,8,event,2000,3,110,us,ok
+tcp,tcp_lat,8,event,2000,1,25,us,ok
+tcp,tcp_lat,8,event,2000,2,24,us,ok
+tcp,tcp_lat,8,event,2000,3,26,us,ok
+kiwi,read_bw,1048576,event,31,1,12,MiB/s,ok
+kiwi,read_bw,1048576,event,31,2,,MiB/s,fail
+kiwi,read_bw,1048576,event,31,3,14,MiB/s,ok
+siw,read_bw,1048576,event,31,1,10,MiB/s,ok
+siw,read_bw,1048576,event,31,2,10,MiB/s,ok
+siw,read_bw,1048576,event,31,3,10,MiB/s,ok
+rxe,read_bw,1048576,event,31,1,,MiB/s,skip
+rxe,read_bw,1048576,event,31,2,,MiB/s,skip
+rxe,read_bw,1048576,event,31,3,,MiB/s,skip
+tcp,tcp_bw,1048576,any,31,1,200,MiB/s,ok
+tcp,tcp_bw,1048576,any,31,2,200,MiB/s,ok
+tcp,tcp_bw,1048576,any,31,3,200,MiB/s,ok
+kiwi,write_bw,4096,poll,511,1,40,MiB/s,ok
+kiwi,write_bw,4096,poll,511,2,40,MiB/s,ok
+kiwi,write_bw,4096,poll,511,3,40,MiB/s,ok
+siw,write_bw,4096,poll,511,1,10,MiB/s,ok
+siw,write_bw,4096,poll,511,2,,MiB/s,timeout
+siw,write_bw,4096,poll,511,3,10,MiB/s,ok
+EOF
+
+out=$("${report[@]}" "$dir/raw.csv" "$dir" 2>&1)
+rc=$?
+# The table with its runs of spaces squeezed: the values stay exact.
+table=$(tr -s ' ' <"$dir/ratios.txt")
+row() { grep -qxF -- "$1" <<<"$table" || { echo "# no row: $1"; sed 's/^/#   /' <<<"$table"; return 1; }; }
+csv() { grep -qxF -- "$1" "$dir/medians.csv" || { echo "# no line: $1"; return 1; }; }
+
+check "exits 1 when a cell is missing" test $rc -eq 1
+check "prints the table it writes" eval '[ "$(tr -s " " <<<"$out")" = "$table" ]'
+check "medians.csv: median of three unsorted runs" \
+	csv "kiwi,write_bw,65536,poll,3,3,110.00,MiB/s,ok"
+check "medians.csv: the TCP stream median" csv "tcp,tcp_bw,4096,any,3,3,100.00,MiB/s,ok"
+check "medians.csv: a cell with a failed run is missing, with its good runs counted" \
+	csv "kiwi,read_bw,1048576,event,3,2,,MiB/s,missing"
+check "medians.csv: a timed-out run makes the cell missing too" \
+	csv "siw,write_bw,4096,poll,3,2,,MiB/s,missing"
+check "medians.csv: skipped runs make a skipped cell" \
+	csv "rxe,read_bw,1048576,event,3,0,,MiB/s,skip"
+check "bandwidth meeting both targets (2.2x siw, 0.85x TCP) is met" \
+	row "write_bw 65536 poll | 110.00 50.00 25.00 130.00 | 2.20 ok 4.40 0.85 ok | met"
+check "bandwidth below both targets (1.5x siw, 0.3x TCP) is missed, each marked" \
+	row "send_bw 4096 poll | 30.00 20.00 - 100.00 | 1.50 NO - 0.30 NO | MISSED"
+check "latency at 0.67x siw is met; TCP one way is the reference" \
+	row "send_lat 8 poll | 30.00 45.00 - 20.00 | 0.67 ok - 1.50 | met"
+check "latency at 0.91x siw is missed; read_lat compares with the TCP round trip" \
+	row "read_lat 8 event | 100.00 110.00 - 50.00 | 0.91 NO - 2.00 | MISSED"
+check "kiwi's failed run shows the cell as missing, skipped rxe as skip" \
+	row "read_bw 1048576 event | missing 10.00 skip 200.00 | - - - | MISSING"
+check "a missing siw cell leaves no ratio and no verdict" \
+	row "write_bw 4096 poll | 40.00 missing - 100.00 | - - 0.40 NO | n/a"
+check "the summary counts the cells with a verdict" \
+	row "kiwi meets its target in 2 of 4 cells with data"
+check "the missing cells are named" \
+	row "missing (a run failed or timed out): kiwi read_bw 1048576 event, siw write_bw 4096 poll"
+check "the plot is a PNG" eval '[ "$(head -c 4 "$dir/bench.png" | tail -c 3)" = PNG ]'
+
+# Without the failed and timed-out runs nothing is missing: exit 0.
+grep -vE ',(fail|timeout)$' "$dir/raw.csv" >"$dir/good.csv"
+"${report[@]}" "$dir/good.csv" "$dir" --no-plot >/dev/null 2>&1
+check "exits 0 when no cell is missing" test $? -eq 0
+table=$(tr -s ' ' <"$dir/ratios.txt")
+check "two runs give the mean of the two as the median" \
+	row "read_bw 1048576 event | 13.00 10.00 skip 200.00 | 1.30 NO - 0.07 NO | MISSED"
+tap_end
