@@ -24,7 +24,7 @@ PKGS=(
 	build-essential pkg-config kmod sparse python3 libclang-rt-14-dev clang
 	# rdma-core: libraries, provider headers, utilities
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
-	rdmacm-utils perftest infiniband-diags
+	rdmacm-utils perftest infiniband-diags qperf
 	# networking inside the VM
 	iproute2 iputils-ping ethtool
 	# capture.sh decodes kiwi's wire traffic with Wireshark's iWARP dissectors
