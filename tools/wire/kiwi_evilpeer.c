@@ -10,12 +10,13 @@
  * and checks against the frame it sent, or the connection's close.
  *
  *   kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send]
- *                 [-n NRECV] HOST PORT CASE
+ *                 [-n NRECV] [-N NETNS] HOST PORT CASE
  *   kiwi_evilpeer -l             list the cases
  *
  * -r: MPA revision (2, with IRD/ORD, by default); -c: ask for MPA CRC;
  * -t: offer that RFC 6581 RTR message; -n: receives the server is asked
- * to post (kiwi_term_server reads "case=CASE recv=N" from the private data).
+ * to post (kiwi_term_server reads "case=CASE recv=N" from the private data);
+ * -N: run in that network namespace (/run/netns/NETNS).
  *
  * It prints one line, "CASE: RESULT (details)", where RESULT is one of
  *   term L/E/CC FLAGS    a Terminate (hex Layer, EType, Error Code; FLAGS
@@ -32,8 +33,11 @@
  * Frames are built with the module's own wire code (kiwi_wire.c, compiled
  * here through kiwi_wire_shim.h); the malformations are made by hand.
  */
+#define _GNU_SOURCE		/* setns() */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +166,7 @@ static int tcp_connect(const char *host, const char *port, int rcvbuf)
 		    strerror(errno));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return fd;
 }
 
@@ -1068,10 +1073,24 @@ static void run_rdma_case(struct peer *p, const struct evil_case *c,
 		snprintf(res, rlen, "closed");
 }
 
+/* Enter network namespace @name, as "ip netns exec" would. */
+static void enter_netns(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		die("cannot enter network namespace %s: %s", name,
+		    strerror(errno));
+	close(fd);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send] [-n NRECV] HOST PORT CASE\n"
+		"usage: kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send] [-n NRECV] [-N NETNS] HOST PORT CASE\n"
 		"       kiwi_evilpeer -l\n");
 	exit(2);
 }
@@ -1088,7 +1107,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:r:ct:n:l")) != -1) {
+	while ((opt = getopt(argc, argv, "e:r:ct:n:N:l")) != -1) {
 		switch (opt) {
 		case 'e':
 			expect = optarg;
@@ -1111,6 +1130,9 @@ int main(int argc, char **argv)
 		case 'n':
 			p->nrecv = atoi(optarg);
 			break;
+		case 'N':
+			enter_netns(optarg);
+			break;
 		case 'l':
 			for (i = 0; i < ARRAY_SIZE(cases); i++)
 				printf("%-22s %s\n", cases[i].name, cases[i].what);
@@ -1131,6 +1153,8 @@ int main(int argc, char **argv)
 	p->name = c->name;
 	p->access = &c->access;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A last guard: every wait below has its own timeout. */
+	alarm(4 * RX_TIMEOUT_S);
 
 	p->fd = tcp_connect(argv[optind], argv[optind + 1],
 			    c->rdma == c_read_ird ? 4096 : 0);
