@@ -9,9 +9,14 @@
  * whose Layer/EType/Error Code, M/D/R flags and echoed headers it decodes
  * and checks against the frame it sent, or the connection's close.
  *
- *   kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read] [-n NRECV]
- *                 HOST PORT CASE
+ *   kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send]
+ *                 [-n NRECV] [-N NETNS] HOST PORT CASE
  *   kiwi_evilpeer -l             list the cases
+ *
+ * -r: MPA revision (2, with IRD/ORD, by default); -c: ask for MPA CRC;
+ * -t: offer that RFC 6581 RTR message; -n: receives the server is asked
+ * to post (kiwi_term_server reads "case=CASE recv=N" from the private data);
+ * -N: run in that network namespace (/run/netns/NETNS).
  *
  * It prints one line, "CASE: RESULT (details)", where RESULT is one of
  *   term L/E/CC FLAGS    a Terminate (hex Layer, EType, Error Code; FLAGS
@@ -28,8 +33,11 @@
  * Frames are built with the module's own wire code (kiwi_wire.c, compiled
  * here through kiwi_wire_shim.h); the malformations are made by hand.
  */
+#define _GNU_SOURCE		/* setns() */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +57,7 @@
 #define SINK_STAG	0x5eed0001u	/* our "local" STag for Read Responses */
 #define TO_NEAR_WRAP	0xfffffffffffffff0ull
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define CONTROL_READS	32
 
 /* A memory region the server advertises in its MPA Reply. */
 struct region {
@@ -88,6 +97,7 @@ struct peer {
 	u32 term_code;
 	char term_flags[4];
 	bool got_reply;
+	bool ended;			/* the connection is over */
 	char reply[64];
 	unsigned long read_bytes;	/* Read Response payload seen */
 	u64 want_len;			/* bytes of the expected Read data */
@@ -156,6 +166,7 @@ static int tcp_connect(const char *host, const char *port, int rcvbuf)
 		    strerror(errno));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return fd;
 }
 
@@ -511,6 +522,8 @@ static int collect(struct peer *p, enum stop_at until, const u8 *want, u64 *to)
 
 	if (!to)
 		to = &scratch;
+	if (p->ended)
+		return 0;
 	for (;;) {
 		r = recv_fpdu(p);
 		if (r <= 0)
@@ -547,6 +560,7 @@ static int collect(struct peer *p, enum stop_at until, const u8 *want, u64 *to)
 			break;
 		}
 	}
+	p->ended = true;
 	how = r == 0 ? "then closed" : r == -ECONNRESET ? "then reset" :
 	      r == -ETIMEDOUT ? "no close within the timeout" : "then broken";
 	if (r == -ETIMEDOUT || r == -EPROTO)
@@ -627,9 +641,10 @@ static void send_rtr(struct peer *p)
 }
 
 /*
- * Control: a Write, a Read of what was written, a zero-length Read with a
- * bogus source (R-RRQ-14: not validated), then a Send; the server checks
- * the Write and the Send landed and answers with a Send of its own.
+ * Control: a Write, Reads (the first of what was written), a zero-length
+ * Read with a bogus source (R-RRQ-14: not validated), then a Send; the
+ * server checks the Write and the Send landed and answers with a Send of
+ * its own.
  */
 static void c_control(struct peer *p)
 {
@@ -637,7 +652,7 @@ static void c_control(struct peer *p)
 	static const char sdata[] = "kiwi-send";
 	u8 u[256], want[64];
 	u64 to = 0;
-	int i;
+	int i, r;
 
 	need_regions(p);
 	if (p->rtr & KIWI_RTR_READ) {
@@ -647,14 +662,29 @@ static void c_control(struct peer *p)
 	}
 	send_fpdu(p, u, tagged(u, KIWI_OP_WRITE, p->rw.stag, p->rw.addr,
 			       wdata, sizeof(wdata) - 1));
-	for (i = 0; i < (int)sizeof(want); i++)
-		want[i] = pattern(i);
-	memcpy(want, wdata, sizeof(wdata) - 1);
-	send_fpdu(p, u, read_req(p, u, p->rw.stag, p->rw.addr, sizeof(want)));
-	p->want_len = sizeof(want);
-	if (collect(p, UNTIL_READ_DONE, want, &to) != 1 || to != sizeof(want))
-		bad(p, "Read of %zu bytes returned %llu", sizeof(want),
-		    (unsigned long long)to);
+	/*
+	 * Reads one after the other at IRD 1, each sent the moment the last
+	 * one's response is in: the device must have freed its slot by then.
+	 * The first reads the Write back.
+	 */
+	for (r = 0; r < CONTROL_READS; r++) {
+		u64 off = r * sizeof(want);
+
+		for (i = 0; i < (int)sizeof(want); i++)
+			want[i] = pattern(off + i);
+		if (!r)
+			memcpy(want, wdata, sizeof(wdata) - 1);
+		send_fpdu(p, u, read_req(p, u, p->rw.stag, p->rw.addr + off,
+					 sizeof(want)));
+		p->want_len = sizeof(want);
+		to = 0;
+		if (collect(p, UNTIL_READ_DONE, want, &to) != 1 ||
+		    to != sizeof(want)) {
+			bad(p, "Read %d of %zu bytes returned %llu", r,
+			    sizeof(want), (unsigned long long)to);
+			break;
+		}
+	}
 	to = 0;
 	send_fpdu(p, u, read_req(p, u, BOGUS_STAG, TO_NEAR_WRAP, 0));
 	if (collect(p, UNTIL_READ_DONE, NULL, &to) != 1 || to)
@@ -1043,10 +1073,24 @@ static void run_rdma_case(struct peer *p, const struct evil_case *c,
 		snprintf(res, rlen, "closed");
 }
 
+/* Enter network namespace @name, as "ip netns exec" would. */
+static void enter_netns(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		die("cannot enter network namespace %s: %s", name,
+		    strerror(errno));
+	close(fd);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send] [-n NRECV] HOST PORT CASE\n"
+		"usage: kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send] [-n NRECV] [-N NETNS] HOST PORT CASE\n"
 		"       kiwi_evilpeer -l\n");
 	exit(2);
 }
@@ -1063,7 +1107,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:r:ct:n:l")) != -1) {
+	while ((opt = getopt(argc, argv, "e:r:ct:n:N:l")) != -1) {
 		switch (opt) {
 		case 'e':
 			expect = optarg;
@@ -1086,6 +1130,9 @@ int main(int argc, char **argv)
 		case 'n':
 			p->nrecv = atoi(optarg);
 			break;
+		case 'N':
+			enter_netns(optarg);
+			break;
 		case 'l':
 			for (i = 0; i < ARRAY_SIZE(cases); i++)
 				printf("%-22s %s\n", cases[i].name, cases[i].what);
@@ -1106,6 +1153,8 @@ int main(int argc, char **argv)
 	p->name = c->name;
 	p->access = &c->access;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A last guard: every wait below has its own timeout. */
+	alarm(4 * RX_TIMEOUT_S);
 
 	p->fd = tcp_connect(argv[optind], argv[optind + 1],
 			    c->rdma == c_read_ird ? 4096 : 0);

@@ -85,7 +85,8 @@ struct kiwi_irq_entry {
  * @irq: inbound RDMA Read Requests to answer, a ring of KIWI_MAX_IRD
  * @irq_head: oldest; @irq_tail: next free (protected by @irq_lock)
  * @irq_lock: the receive engine adds requests from softirq context
- * @resp_active: a Read Response taken off @irq is being sent
+ * @resp_active: a Read Response is being sent; its @irq slot is freed
+ *	just before its last FPDU goes to TCP
  * @term: a Terminate to send before anything else, then stop
  * @term_buf: its RDMAP header (built by the receive engine)
  * @term_len: its length

@@ -48,7 +48,24 @@ struct kiwi_tx_msg {
 	unsigned int num_sge;
 	u64 src_addr;		/* single source: mem[0] at src_addr */
 	bool single;
+	bool retires_irq;	/* a Read Response: see kiwi_tx_irq_retire() */
 };
+
+/*
+ * The oldest inbound Read is answered: free its IRQ slot. This happens
+ * just before the batch holding the response's last FPDU goes to TCP: the
+ * peer may send its next Read Request as soon as that arrives, before
+ * kernel_sendmsg() returns, and must find the slot free; before then the
+ * Read is still outstanding and counts against the IRD (R-RRQ-15).
+ */
+static void kiwi_tx_irq_retire(struct kiwi_tx *tx)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tx->irq_lock, flags);
+	tx->irq_head++;
+	spin_unlock_irqrestore(&tx->irq_lock, flags);
+}
 
 static unsigned int kiwi_tx_mulpdu(struct kiwi_qp *qp)
 {
@@ -277,6 +294,8 @@ static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 		}
 		if (off < m->len)
 			msg.msg_flags |= MSG_MORE;
+		else if (m->retires_irq)
+			kiwi_tx_irq_retire(tx);
 		if (tx->direct)
 			msg.msg_flags |= MSG_DONTWAIT;
 		if (tx->carry_len)	/* behind bytes TCP has yet to take */
@@ -579,6 +598,7 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct kiwi_irq_entry *e)
 		.single = true,
 		.src_addr = e->req.src_to,
 		.mem = &mem,
+		.retires_irq = true,
 	};
 	int ret;
 
@@ -723,14 +743,12 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 		     READ_ONCE(qp->state) != IB_QPS_SQD))
 			break;
 		/*
-		 * The IRQ slot is freed before the response goes out: the
-		 * peer may send its next Read Request the moment the last
-		 * response byte is in, before kernel_sendmsg() returns here.
+		 * The response works from a copy: its slot is freed, and may
+		 * be taken again, while its last bytes go out.
 		 */
 		spin_lock_irqsave(&tx->irq_lock, flags);
 		if (tx->irq_head != tx->irq_tail && !direct) {
 			resp = tx->irq[tx->irq_head % KIWI_MAX_IRD];
-			tx->irq_head++;
 			tx->resp_active = true;
 			have = true;
 		} else if (tx->irq_head != tx->irq_tail) {
