@@ -4,9 +4,10 @@
 
     iwarp_pcap.py flip IN OUT PORT NEWPORT
                                      copy pcap IN to OUT and append a copy
-                                     of its connections to TCP port PORT,
+                                     of its connection to TCP port PORT,
                                      moved to port NEWPORT, with one byte
-                                     of their first large payload inverted
+                                     inverted inside the DDP payload of
+                                     the first FPDU that has 64 bytes
     iwarp_pcap.py synth VARIANT OUT  write a synthetic kiwi-like iWARP
                                      conversation (one rping -V iteration
                                      of SYNTH_SIZE bytes, MPA v2, RTR
@@ -27,6 +28,7 @@ import sys
 SYNTH_SIZE = 4001
 CLIENT, SERVER = ("192.0.2.1", 41000), ("192.0.2.2", 7174)
 MSS, EMSS = 1460, 1448          # segments carry the 12-byte timestamp option
+UNTAGGED_HDR = 18               # the longer DDP header
 VARIANTS = ("good", "crc", "plain", "badcrc", "crcfield", "rev1", "nortr", "early",
             "big", "small", "msn", "mo", "to", "term", "pad", "cut", "nofin")
 
@@ -71,26 +73,56 @@ def tcp_segment(pkt):
     return tcp, off, max(0, min(end, len(pkt)) - off)
 
 
+def payload_byte(recs, src):
+    """Where, in the records of one direction (TCP source port src) of an
+    MPA connection, lies a DDP payload byte: walk its byte stream past the
+    MPA Request or Reply, then FPDU by FPDU by their length fields, to the
+    first one with 64 bytes of payload. Returns (record, offset) or None."""
+    segs = []
+    for i, (_, pkt) in enumerate(recs):
+        tcp, off, n = tcp_segment(pkt)
+        if n and struct.unpack("!H", pkt[tcp:tcp + 2])[0] == src:
+            segs.append((struct.unpack("!I", pkt[tcp + 4:tcp + 8])[0], i, off, n))
+    if not segs:
+        return None
+    base = min(seq for seq, _, _, _ in segs)
+    stream, where = bytearray(), []
+    for seq, i, off, n in sorted(segs, key=lambda s: (s[0] - base) & 0xffffffff):
+        skip = len(stream) - ((seq - base) & 0xffffffff)   # retransmitted bytes
+        if 0 <= skip < n:
+            where.append((len(stream), i, off + skip))
+            stream += recs[i][1][off + skip:off + n]
+    pos = 20 + struct.unpack("!H", stream[18:20])[0]
+    while pos + 2 <= len(stream):
+        ulpdu = struct.unpack("!H", stream[pos:pos + 2])[0]
+        if ulpdu >= UNTAGGED_HDR + 64 and pos + 2 + ulpdu <= len(stream):
+            target = pos + 2 + UNTAGGED_HDR + 32
+            for start, i, off in reversed(where):
+                if start <= target:
+                    return i, off + target - start
+        pos += 2 + ulpdu + (4 - (ulpdu + 2) % 4) % 4 + 4
+    return None
+
+
 def flip(src, dst, port, newport):
     head, recs = read_pcap(src)
-    copy, flipped = [], False
+    copy = []
     for hdr, pkt in recs:
         seg = tcp_segment(pkt)
-        if not seg or port not in struct.unpack("!HH", pkt[seg[0]:seg[0] + 4]):
-            continue
-        tcp, off, n = seg
-        pkt = bytearray(pkt)
-        for i in (tcp, tcp + 2):
-            if struct.unpack("!H", pkt[i:i + 2])[0] == port:
-                pkt[i:i + 2] = struct.pack("!H", newport)
-        if n >= 1000 and not flipped:
-            pkt[off + n // 2] ^= 0xff
-            flipped = True
-        copy.append([hdr, pkt])
-    if not flipped:
-        raise SystemExit("%s: no TCP payload of 1000 bytes or more on port %d" % (src, port))
-    write_pcap(dst, head, recs + copy)
-    return 0
+        if seg and port in struct.unpack("!HH", pkt[seg[0]:seg[0] + 4]):
+            pkt = bytearray(pkt)
+            for i in (seg[0], seg[0] + 2):
+                if struct.unpack("!H", pkt[i:i + 2])[0] == port:
+                    pkt[i:i + 2] = struct.pack("!H", newport)
+            copy.append([hdr, pkt])
+    sports = {struct.unpack("!H", pkt[tcp_segment(pkt)[0]:][:2])[0] for _, pkt in copy}
+    for sport in sorted(sports):
+        hit = payload_byte(copy, sport)
+        if hit:
+            copy[hit[0]][1][hit[1]] ^= 0xff
+            write_pcap(dst, head, recs + copy)
+            return 0
+    raise SystemExit("%s: no FPDU with 64 bytes of payload on port %d" % (src, port))
 
 
 # ---- CRC32c, sent least significant octet first, as kiwi and siw do ----
