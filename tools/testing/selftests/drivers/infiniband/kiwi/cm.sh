@@ -61,7 +61,8 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("192.0.2.2", 7472)); s.listen(1); print("up", flush=True)
 c, _ = s.accept(); time.sleep(30)' >"$out/silent.py" 2>&1 &
 spy=$!
-wait_for 10 grep -q up "$out/silent.py"
+# Python starts slowly under emulation and load: wait for it to listen.
+wait_for 60 grep -q up "$out/silent.py"
 start=$SECONDS
 A timeout 40 "$T" client 192.0.2.2 7472 >"$out/silent.cli" 2>&1
 took=$((SECONDS - start))
