@@ -32,6 +32,7 @@
 
 /* Module parameters (kiwi_main.c), validated when the module loads. */
 extern bool kiwi_crc_required;
+extern unsigned int kiwi_zcopy_min;
 extern unsigned int kiwi_mpa_rev;
 
 /**
@@ -47,6 +48,14 @@ extern unsigned int kiwi_mpa_rev;
  * @mem_last_key: the key each STag index had last
  * @num_mr: memory objects in @mem_xa, bounded by KIWI_MAX_MR
  */
+/* Port counters (kiwi_stats.c). */
+enum kiwi_stat {
+	KIWI_STAT_ZCOPY_BYTES,	/* wire bytes TCP took by reference */
+	KIWI_STAT_ZCOPY_COPIED,	/* zero-copy sends TCP ended up copying */
+	KIWI_STAT_ZCOPY_NOBUFS,	/* batches copied: no notification room */
+	KIWI_NUM_STATS
+};
+
 struct kiwi_device {
 	struct ib_device ibdev;
 	struct net_device *netdev;
@@ -67,6 +76,7 @@ struct kiwi_device {
 	u32 mem_next;
 	u8 *mem_last_key;
 	atomic_t num_mr;
+	atomic64_t stats[KIWI_NUM_STATS];
 };
 
 /*
@@ -251,6 +261,10 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 			   bool initiator);
 void kiwi_qp_cm_disconnected(struct kiwi_qp *qp);
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
+struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
 u8 kiwi_wc_opcode(u8 wr_opcode);
 void kiwi_qp_async_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_terminated(struct kiwi_qp *qp, u32 code);

@@ -98,6 +98,7 @@ static void kiwi_cep_sock_attach(struct kiwi_cep *cep, struct socket *sock)
 	cep->saved_data_ready = sk->sk_data_ready;
 	cep->saved_state_change = sk->sk_state_change;
 	cep->saved_write_space = sk->sk_write_space;
+	cep->saved_error_report = sk->sk_error_report;
 	sk->sk_user_data = cep;
 	sk->sk_data_ready = kiwi_cm_sk_event;
 	sk->sk_state_change = kiwi_cm_sk_event;
@@ -118,6 +119,7 @@ static void kiwi_cep_sock_close(struct kiwi_cep *cep, bool abrupt)
 	sk->sk_data_ready = cep->saved_data_ready;
 	sk->sk_state_change = cep->saved_state_change;
 	sk->sk_write_space = cep->saved_write_space;
+	sk->sk_error_report = cep->saved_error_report;
 	write_unlock_bh(&sk->sk_callback_lock);
 
 	if (abrupt)
@@ -396,6 +398,7 @@ static void kiwi_cep_listen_work(struct kiwi_cep *lcep)
 		nsock->sk->sk_data_ready = lcep->saved_data_ready;
 		nsock->sk->sk_state_change = lcep->saved_state_change;
 		nsock->sk->sk_write_space = lcep->saved_write_space;
+		nsock->sk->sk_error_report = lcep->saved_error_report;
 		write_unlock_bh(&nsock->sk->sk_callback_lock);
 		kref_get(&lcep->ref);
 		cep->listener = lcep;

@@ -55,6 +55,7 @@ enum kiwi_cep_state {
  * @saved_data_ready: the socket's callbacks before kiwi took it over
  * @saved_state_change: ditto
  * @saved_write_space: ditto
+ * @saved_error_report: ditto
  */
 struct kiwi_cep {
 	struct kref ref;
@@ -82,6 +83,7 @@ struct kiwi_cep {
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
+	void (*saved_error_report)(struct sock *sk);
 };
 
 /* close_req bits */

@@ -5,6 +5,7 @@
 #ifndef _KIWI_ENGINE_H
 #define _KIWI_ENGINE_H
 
+#include <linux/bvec.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <linux/uio.h>
@@ -28,6 +29,12 @@ struct kiwi_sq_slot {
 	u8 status;		/* ib_wc_status once done */
 	bool signaled;
 	bool done;
+	/* zero-copy: the TCP zerocopy ids its payload went out under */
+	bool zc;		/* completes when TCP lets go of its pages */
+	bool zc_open;		/* still being sent: every new id is its */
+	u32 zc_first;		/* first id */
+	u32 zc_count;		/* ids used (valid once !zc_open) */
+	u32 zc_done;		/* ids TCP reported released */
 };
 
 /* ORQ slot value of the zero-length Read sent as RTR message. */
@@ -42,6 +49,14 @@ struct kiwi_sq_slot {
 #define KIWI_TX_DIRECT_BUDGET	32	/* entries per system call */
 /* Bytes a direct send may leave for the work item (one entry on the wire). */
 #define KIWI_TX_CARRY_MAX	(2 * KIWI_TX_DIRECT_MAX)
+
+/*
+ * Zero-copy transmit (kiwi_zcopy_min): bytes of FPDU headers and trailers
+ * one batch may write into the header page, and the vectors of one batch.
+ */
+#define KIWI_TX_ZC_HDR_ROOM	(KIWI_TX_BATCH * (KIWI_MPA_LEN_SIZE + \
+				 KIWI_UNTAGGED_HDR_LEN + 3 + KIWI_MPA_CRC_SIZE))
+#define KIWI_TX_BVEC_MAX	(KIWI_TX_BATCH * (2 + KIWI_MAX_SGE) + 1)
 
 /* A stalled peer fails the connection after this long without progress. */
 #define KIWI_TX_TIMEOUT		(30 * HZ)
@@ -92,6 +107,13 @@ struct kiwi_irq_entry {
  * @term_len: its length
  * @term_pending: @term_buf waits to be sent, or is being sent
  * @stopped: the engine sends nothing more (error or close)
+ * @zc_waiting: entries sent without copying whose pages TCP still holds
+ *	(protected by qp->sq_lock)
+ * @zc_sending: the entry at @next is going out without copying (ditto)
+ * @zc_page: page the zero-copy path writes FPDU headers and trailers
+ *	into; only ever appended to, as TCP references what is written
+ * @zc_off: first free byte in @zc_page
+ * @bvec: vectors of one zero-copy batch
  */
 struct kiwi_tx {
 	struct kiwi_qp *qp;
@@ -121,6 +143,11 @@ struct kiwi_tx {
 	unsigned int term_len;
 	bool term_pending;
 	bool stopped;
+	u32 zc_waiting;
+	bool zc_sending;
+	struct page *zc_page;
+	unsigned int zc_off;
+	struct bio_vec bvec[KIWI_TX_BVEC_MAX];
 	/* one batch of FPDUs: headers, trailers, and the vectors over them */
 	u8 hdr[KIWI_TX_BATCH][KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN +
 				KIWI_READ_REQ_LEN];
@@ -190,6 +217,7 @@ void kiwi_engines_stop(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_direct(struct kiwi_qp *qp);
 void kiwi_rx_data_ready(struct sock *sk);
+void kiwi_tx_zc_report(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_drain(struct kiwi_qp *qp);

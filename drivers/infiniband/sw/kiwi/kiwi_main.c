@@ -15,6 +15,17 @@ module_param_named(crc_required, kiwi_crc_required, bool, 0444);
 MODULE_PARM_DESC(crc_required,
 		 "Require MPA CRC32c on every connection (default: off, negotiated with the peer)");
 
+/*
+ * Zero-copy transmit: TCP references user pages instead of copying them,
+ * and the work request completes once TCP has let go of them (the peer
+ * acknowledged the data). Worth it on a NIC; on veth or loopback the
+ * receiving side copies anyway.
+ */
+unsigned int kiwi_zcopy_min;
+module_param_named(zcopy_min, kiwi_zcopy_min, uint, 0644);
+MODULE_PARM_DESC(zcopy_min,
+		 "Send Send/Write payloads in user memory of at least this many bytes without copying (default 0: always copy)");
+
 unsigned int kiwi_mpa_rev = 2;
 
 /* Refuse an MPA revision other than 1 or 2 with a message, so that a

@@ -263,6 +263,8 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 	if (qp->tx) {
 		qp->tx->next = qp->sq.head;
 		qp->tx->orq_head = qp->tx->orq_tail;
+		qp->tx->zc_waiting = 0;
+		qp->tx->zc_sending = false;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 

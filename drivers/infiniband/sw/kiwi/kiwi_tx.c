@@ -21,6 +21,7 @@
  * tx->run_lock; the loop takes neither qp->state_lock nor the socket lock.
  */
 
+#include <linux/errqueue.h>
 #include <linux/highmem.h>
 #include <linux/tcp.h>
 #include <net/tcp.h>
@@ -75,20 +76,16 @@ static unsigned int kiwi_tx_mulpdu(struct kiwi_qp *qp)
 }
 
 /*
- * Map @len payload bytes at message offset @off into iovs.
- * Return: the number of iovs used, or -EFAULT.
+ * The pages under @len payload bytes of @m from message offset @off, as at
+ * most @cap bio_vecs in @bv (not for inline payloads).
+ * Return: the number used, -ENOSPC if @cap is too few, or -EFAULT.
  */
-static int kiwi_tx_map(struct kiwi_tx *tx, const struct kiwi_tx_msg *m,
-		       u32 off, u32 len, struct kvec *iov, int *nmapped)
+static int kiwi_tx_pages(const struct kiwi_tx_msg *m, u32 off, u32 len,
+			 struct bio_vec *bv, int cap)
 {
 	int n = 0;
 	u32 i, in;
 
-	if (m->inline_data) {
-		iov[0].iov_base = (void *)m->inline_data + off;
-		iov[0].iov_len = len;
-		return len ? 1 : 0;
-	}
 	for (i = 0; len && (m->single || i < m->num_sge); i++) {
 		struct kiwi_mem *mem = m->mem[m->single ? 0 : i];
 		u64 base = m->single ? m->src_addr : m->sge[i].addr;
@@ -103,14 +100,14 @@ static int kiwi_tx_map(struct kiwi_tx *tx, const struct kiwi_tx_msg *m,
 			unsigned int pgoff;
 			struct page *page = kiwi_mem_page(mem, base + off, &pgoff);
 			u32 chunk = min_t(u32, in, PAGE_SIZE - pgoff);
-			void *va;
 
 			if (!page)
 				return -EFAULT;
-			va = kmap_local_page(page);
-			tx->kmapped[(*nmapped)++] = va;
-			iov[n].iov_base = va + pgoff;
-			iov[n].iov_len = chunk;
+			if (n == cap)
+				return -ENOSPC;
+			bv[n].bv_page = page;
+			bv[n].bv_offset = pgoff;
+			bv[n].bv_len = chunk;
 			n++;
 			off += chunk;
 			in -= chunk;
@@ -123,10 +120,56 @@ static int kiwi_tx_map(struct kiwi_tx *tx, const struct kiwi_tx_msg *m,
 	return len ? -EFAULT : n;
 }
 
+/*
+ * Map @len payload bytes at message offset @off into at most @cap iovs.
+ * Return: the number of iovs used, -ENOSPC, or -EFAULT.
+ */
+static int kiwi_tx_map(struct kiwi_tx *tx, const struct kiwi_tx_msg *m,
+		       u32 off, u32 len, struct kvec *iov, int cap,
+		       int *nmapped)
+{
+	int n, k;
+
+	if (m->inline_data) {
+		iov[0].iov_base = (void *)m->inline_data + off;
+		iov[0].iov_len = len;
+		return len ? 1 : 0;
+	}
+	cap = min3(cap, (int)ARRAY_SIZE(tx->bvec),
+		   (int)ARRAY_SIZE(tx->kmapped) - *nmapped);
+	n = kiwi_tx_pages(m, off, len, tx->bvec, cap);
+	for (k = 0; k < n; k++) {
+		void *va = kmap_local_page(tx->bvec[k].bv_page);
+
+		tx->kmapped[(*nmapped)++] = va;
+		iov[k].iov_base = va + tx->bvec[k].bv_offset;
+		iov[k].iov_len = tx->bvec[k].bv_len;
+	}
+	return n;
+}
+
 static void kiwi_tx_unmap(struct kiwi_tx *tx, int nmapped)
 {
 	while (nmapped--)
 		kunmap_local(tx->kmapped[nmapped]);
+}
+
+/* Write the length field and DDP/RDMAP headers of one FPDU into @hdr. */
+static void kiwi_tx_fpdu_hdr(const struct kiwi_tx_msg *m, u8 *hdr,
+			     unsigned int hlen, u32 off, u32 seg)
+{
+	bool last = off + seg == m->len;
+
+	put_unaligned_be16(hlen + seg, hdr);
+	if (m->tagged)
+		kiwi_ddp_build_tagged(hdr + KIWI_MPA_LEN_SIZE, m->opcode, last,
+				      m->stag, m->to + off);
+	else
+		kiwi_ddp_build_untagged(hdr + KIWI_MPA_LEN_SIZE, m->opcode,
+					last, m->inv_stag, m->qn, m->msn, off);
+	if (m->rdmap_len)
+		memcpy(hdr + KIWI_MPA_LEN_SIZE + hlen - m->rdmap_len,
+		       m->rdmap_hdr, m->rdmap_len);
 }
 
 /* Bytes message @m takes on the wire from payload offset @off on. */
@@ -212,6 +255,14 @@ static int kiwi_tx_flush_carry(struct kiwi_qp *qp)
 	return 0;
 }
 
+/* Payload bytes one FPDU with @hlen header bytes carries; 0: none fit. */
+static u32 kiwi_tx_room(struct kiwi_qp *qp, unsigned int hlen)
+{
+	unsigned int mulpdu = kiwi_tx_mulpdu(qp);
+
+	return mulpdu > hlen ? mulpdu - hlen : 0;
+}
+
 /*
  * Frame and send message @m from payload offset *@sent to its end.
  * Context: the transmit loop. The work item sleeps in TCP; a direct loop
@@ -223,8 +274,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 {
 	struct kiwi_tx *tx = qp->tx;
 	unsigned int hlen = kiwi_tx_hlen(m);
-	unsigned int mulpdu = kiwi_tx_mulpdu(qp);
-	u32 room = mulpdu > hlen ? mulpdu - hlen : 0;
+	u32 room = kiwi_tx_room(qp, hlen);
 	bool first = true;
 
 	if (!room)
@@ -239,36 +289,24 @@ static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 
 		for (f = 0; f < KIWI_TX_BATCH && (first || off < m->len); f++) {
 			u32 seg = min(m->len - off, room);
-			bool last = off + seg == m->len;
 			unsigned int pad = kiwi_mpa_pad(hlen + seg);
 			u8 *hdr = tx->hdr[f];
 			u8 *trl = tx->trl[f];
 			int k, n;
 			u32 crc;
 
-			first = false;
-			put_unaligned_be16(hlen + seg, hdr);
-			if (m->tagged)
-				kiwi_ddp_build_tagged(hdr + KIWI_MPA_LEN_SIZE,
-						      m->opcode, last, m->stag,
-						      m->to + off);
-			else
-				kiwi_ddp_build_untagged(hdr + KIWI_MPA_LEN_SIZE,
-							m->opcode, last,
-							m->inv_stag, m->qn,
-							m->msn, off);
-			if (m->rdmap_len)
-				memcpy(hdr + KIWI_MPA_LEN_SIZE + hlen -
-				       m->rdmap_len, m->rdmap_hdr, m->rdmap_len);
-			tx->iov[nvec].iov_base = hdr;
-			tx->iov[nvec].iov_len = KIWI_MPA_LEN_SIZE + hlen;
-
 			n = kiwi_tx_map(tx, m, off, seg, &tx->iov[nvec + 1],
-					&nmapped);
+					ARRAY_SIZE(tx->iov) - nvec - 2, &nmapped);
+			if (n == -ENOSPC && f)
+				break;	/* the next batch takes this FPDU */
 			if (n < 0) {
 				kiwi_tx_unmap(tx, nmapped);
 				return n;
 			}
+			first = false;
+			kiwi_tx_fpdu_hdr(m, hdr, hlen, off, seg);
+			tx->iov[nvec].iov_base = hdr;
+			tx->iov[nvec].iov_len = KIWI_MPA_LEN_SIZE + hlen;
 			memset(trl, 0, pad);
 			crc = 0;
 			if (qp->crc) {
@@ -289,8 +327,6 @@ static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 			total += pad + KIWI_MPA_CRC_SIZE;
 			nvec++;
 			off += seg;
-			if (nvec + KIWI_TX_IOV_PER_FPDU > ARRAY_SIZE(tx->iov))
-				break;
 		}
 		if (off < m->len)
 			msg.msg_flags |= MSG_MORE;
@@ -314,6 +350,268 @@ static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 		*sent = off;
 	}
 	return 0;
+}
+
+/*
+ * Room for one batch of FPDU headers and trailers in tx->zc_page. Bytes
+ * once handed to TCP are never written again: a full page is left to the
+ * skbs that reference it, and a new one started.
+ */
+static int kiwi_tx_zc_refill(struct kiwi_tx *tx)
+{
+	if (tx->zc_page && tx->zc_off + KIWI_TX_ZC_HDR_ROOM <= PAGE_SIZE)
+		return 0;
+	if (tx->zc_page)
+		put_page(tx->zc_page);
+	tx->zc_off = 0;
+	tx->zc_page = alloc_page(GFP_KERNEL);
+	return tx->zc_page ? 0 : -ENOMEM;
+}
+
+/*
+ * Append @len bytes at @off in tx->zc_page to the batch's vectors; a
+ * trailer and the next FPDU's header lie side by side and share one.
+ */
+static void kiwi_tx_zc_vec(struct kiwi_tx *tx, int *nvec, unsigned int off,
+			   unsigned int len)
+{
+	struct bio_vec *bv = &tx->bvec[*nvec];
+
+	if (*nvec && bv[-1].bv_page == tx->zc_page &&
+	    bv[-1].bv_offset + bv[-1].bv_len == off) {
+		bv[-1].bv_len += len;
+		return;
+	}
+	bv->bv_page = tx->zc_page;
+	bv->bv_offset = off;
+	bv->bv_len = len;
+	(*nvec)++;
+}
+
+static u32 kiwi_tx_crc_bvec(u32 crc, const struct bio_vec *bv, int n)
+{
+	while (n--) {
+		u8 *va = kmap_local_page(bv->bv_page);
+
+		crc = kiwi_crc32c_update(crc, va + bv->bv_offset, bv->bv_len);
+		kunmap_local(va);
+		bv++;
+	}
+	return crc;
+}
+
+/*
+ * Frame and transmit Send or Write @m from payload offset *@sent without
+ * copying its payload: TCP takes references to the consumer's pages
+ * (MSG_ZEROCOPY) and numbers each such call; the entry completes only
+ * when TCP reports all its calls released (kiwi_tx_zc_report()), so the
+ * pages, and the CRC over them, stay as sent until the peer has them.
+ * A batch TCP has no notification room for (-ENOBUFS) is copied.
+ * Context: the work item. Return: 0 or a negative errno.
+ */
+static int kiwi_tx_message_zc(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
+			      u32 *sent)
+{
+	struct kiwi_tx *tx = qp->tx;
+	unsigned int hlen = kiwi_tx_hlen(m);
+	u32 room = kiwi_tx_room(qp, hlen);
+
+	if (!room)
+		return -EMSGSIZE;
+	while (*sent < m->len) {
+		struct msghdr msg = {
+			.msg_flags = MSG_NOSIGNAL | MSG_ZEROCOPY,
+		};
+		int nvec = 0, f, ret;
+		size_t total = 0;
+		u32 off = *sent;
+
+		ret = kiwi_tx_zc_refill(tx);
+		if (ret)
+			return ret;
+		for (f = 0; f < KIWI_TX_BATCH && off < m->len; f++) {
+			u32 seg = min(m->len - off, room);
+			unsigned int pad = kiwi_mpa_pad(hlen + seg);
+			unsigned int hoff = tx->zc_off;
+			unsigned int toff = hoff + KIWI_MPA_LEN_SIZE + hlen;
+			u8 *hdr = page_address(tx->zc_page) + hoff;
+			u8 *trl = hdr + KIWI_MPA_LEN_SIZE + hlen;
+			int at = nvec, n;
+			u32 crc = 0;
+
+			/* pages first, at the slot after the header's */
+			n = kiwi_tx_pages(m, off, seg, &tx->bvec[at + 1],
+					  ARRAY_SIZE(tx->bvec) - at - 2);
+			if (n == -ENOSPC && f)
+				break;
+			if (n < 0)
+				return n;
+			kiwi_tx_fpdu_hdr(m, hdr, hlen, off, seg);
+			kiwi_tx_zc_vec(tx, &nvec, hoff, KIWI_MPA_LEN_SIZE + hlen);
+			if (nvec == at)	/* the header joined the last trailer */
+				memmove(&tx->bvec[nvec], &tx->bvec[at + 1],
+					n * sizeof(*tx->bvec));
+			memset(trl, 0, pad);
+			if (qp->crc) {
+				crc = kiwi_crc32c_update(kiwi_mpa_crc_init(), hdr,
+							 KIWI_MPA_LEN_SIZE + hlen);
+				crc = kiwi_tx_crc_bvec(crc, &tx->bvec[nvec], n);
+				crc = kiwi_mpa_crc_final(kiwi_crc32c_update(crc, trl,
+									    pad));
+			}
+			kiwi_mpa_crc_put(crc, trl + pad);
+			nvec += n;
+			kiwi_tx_zc_vec(tx, &nvec, toff, pad + KIWI_MPA_CRC_SIZE);
+			tx->zc_off = toff + pad + KIWI_MPA_CRC_SIZE;
+			total += KIWI_MPA_LEN_SIZE + hlen + seg + pad +
+				 KIWI_MPA_CRC_SIZE;
+			off += seg;
+		}
+		if (off < m->len)
+			msg.msg_flags |= MSG_MORE;
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, tx->bvec, nvec, total);
+		ret = sock_sendmsg(qp->sock, &msg);
+		if (ret > 0)
+			atomic64_add(ret, &qp->kdev->stats[KIWI_STAT_ZCOPY_BYTES]);
+		if (ret == -ENOBUFS) {
+			atomic64_inc(&qp->kdev->stats[KIWI_STAT_ZCOPY_NOBUFS]);
+			msg.msg_flags &= ~MSG_ZEROCOPY;
+			iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, tx->bvec, nvec,
+				      total);
+			ret = sock_sendmsg(qp->sock, &msg);
+		}
+		if (ret < 0)
+			return ret;
+		if (ret != total)
+			return -ECONNRESET;
+		*sent = off;
+	}
+	return 0;
+}
+
+/*
+ * Is Send/Write @m sent without copying? Only by the work item, only
+ * payloads of at least kiwi_zcopy_min bytes, and only from user memory:
+ * kernel consumers' buffers may be slab memory, which TCP must not
+ * reference.
+ */
+static bool kiwi_tx_zc_ok(struct kiwi_qp *qp, const struct kiwi_tx_msg *m)
+{
+	unsigned int min = READ_ONCE(kiwi_zcopy_min);
+	struct kiwi_tx *tx = qp->tx;
+	unsigned int i;
+
+	if (!min || m->len < min || tx->direct || tx->cur_sent ||
+	    m->inline_data || m->rdmap_len)
+		return false;
+	for (i = 0; i < m->num_sge; i++)
+		if (m->sge[i].length && m->mem[i]->type != KIWI_MEM_USER)
+			return false;
+	return true;
+}
+
+/* The entry at tx->next starts going out without copying. */
+static void kiwi_tx_zc_open(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_sq_slot *slot = &tx->slots[tx->next & (qp->sq.num - 1)];
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot->zc = true;
+	slot->zc_open = true;
+	slot->zc_first = atomic_read(&qp->sock->sk->sk_zckey);
+	slot->zc_done = 0;
+	tx->zc_sending = true;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/*
+ * TCP released the pages of zero-copy calls @lo..@hi: count them against
+ * the entries that made them, and complete the entries TCP is done with.
+ * Return: true when that left no entry waiting for TCP.
+ * Context: any; takes qp->sq_lock.
+ */
+static bool kiwi_tx_zc_done(struct kiwi_qp *qp, u32 lo, u32 hi)
+{
+	struct kiwi_tx *tx = qp->tx;
+	bool any = false, none_left;
+	unsigned long flags;
+	u32 seq, end;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	/* Live entries: transmitted and not completed, and the one going out. */
+	end = tx->next + tx->zc_sending;
+	for (seq = qp->sq.head; seq != end; seq++) {
+		struct kiwi_sq_slot *slot = &tx->slots[seq & (qp->sq.num - 1)];
+		s32 a = (s32)(lo - slot->zc_first);
+		s32 b = (s32)(hi - slot->zc_first);
+
+		if (!slot->zc || slot->done)
+			continue;
+		if (!slot->zc_open && b >= (s32)slot->zc_count)
+			b = (s32)slot->zc_count - 1;
+		if (a < 0)
+			a = 0;
+		if (a <= b)
+			slot->zc_done += b - a + 1;
+		if (!slot->zc_open && slot->zc_done >= slot->zc_count) {
+			slot->done = true;
+			tx->zc_waiting--;
+			any = true;
+		}
+	}
+	none_left = any && !tx->zc_waiting;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (any)
+		kiwi_sq_complete(qp);
+	return none_left;
+}
+
+/**
+ * kiwi_tx_zc_report() - error-report callback of a connected QP's socket
+ * @sk: the socket
+ *
+ * TCP queues a notice on the socket's error queue each time it lets go of
+ * the pages of zero-copy sends (kiwi_tx_message_zc()): complete the work
+ * requests they belong to. Other reports go on to the socket's own
+ * callback.
+ *
+ * Context: any: softirq when an ACK frees the data, process context when
+ * the sending call does.
+ */
+void kiwi_tx_zc_report(struct sock *sk)
+{
+	void (*chain)(struct sock *sk) = NULL;
+	bool poke = false;
+	struct kiwi_cep *cep;
+	struct sk_buff *skb;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep) {
+		chain = cep->saved_error_report;
+		while ((skb = skb_dequeue(&sk->sk_error_queue))) {
+			struct sock_exterr_skb *serr = SKB_EXT_ERR(skb);
+
+			if (serr->ee.ee_origin == SO_EE_ORIGIN_ZEROCOPY &&
+			    cep->qp && cep->qp->tx) {
+				u32 lo = serr->ee.ee_info, hi = serr->ee.ee_data;
+
+				if (serr->ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+					atomic64_add(hi - lo + 1,
+						     &cep->qp->kdev->stats[KIWI_STAT_ZCOPY_COPIED]);
+				poke |= kiwi_tx_zc_done(cep->qp, lo, hi);
+			}
+			consume_skb(skb);
+		}
+		/* A graceful close waits for these completions. */
+		if (poke)
+			kiwi_cm_poke(cep);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+	if (chain)
+		chain(sk);
 }
 
 static void kiwi_tx_put_cur(struct kiwi_tx *tx)
@@ -342,8 +640,20 @@ static void kiwi_tx_slot_done(struct kiwi_qp *qp, u8 status)
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	slot = &tx->slots[tx->next & (qp->sq.num - 1)];
 	slot->status = status;
-	slot->done = true;
 	tx->next++;
+	if (slot->zc_open) {
+		/* Sent without copying: done once TCP lets go of its pages. */
+		slot->zc_open = false;
+		tx->zc_sending = false;
+		slot->zc_count = atomic_read(&qp->sock->sk->sk_zckey) -
+				 slot->zc_first;
+		if (slot->zc_done < slot->zc_count) {
+			tx->zc_waiting++;
+			spin_unlock_irqrestore(&qp->sq_lock, flags);
+			return;
+		}
+	}
+	slot->done = true;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	kiwi_sq_complete(qp);
 }
@@ -375,6 +685,7 @@ void kiwi_sq_complete(struct kiwi_qp *qp)
 		 * consumer that sees the completion may post into it at once.
 		 */
 		slot->done = false;
+		slot->zc = false;
 		kiwi_ring_set_flags(&sqe->flags, 0);
 		qp->sq.head++;
 		if (slot->signaled || qp->sig_all || slot->status != IB_WC_SUCCESS) {
@@ -411,6 +722,8 @@ static int kiwi_tx_load(struct kiwi_qp *qp)
 	slot->opcode = c->opcode;
 	slot->signaled = c->flags & KIWI_WQE_SIGNALED;
 	slot->bytes = 0;
+	slot->zc = false;
+	slot->zc_open = false;
 	tx->cur_sent = 0;
 	tx->cur_active = true;
 
@@ -575,7 +888,12 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 
 	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, tx->cur_sent))
 		return 1;
-	ret = kiwi_tx_message(qp, &m, &tx->cur_sent);
+	if (kiwi_tx_zc_ok(qp, &m)) {
+		kiwi_tx_zc_open(qp);
+		ret = kiwi_tx_message_zc(qp, &m, &tx->cur_sent);
+	} else {
+		ret = kiwi_tx_message(qp, &m, &tx->cur_sent);
+	}
 	if (ret)
 		return ret;
 	if (!m.tagged)
@@ -852,6 +1170,7 @@ bool kiwi_qp_tx_idle(struct kiwi_qp *qp)
 	return !tx || tx->stopped ||
 	       (!tx->cur_active && tx->orq_head == tx->orq_tail &&
 		tx->irq_head == tx->irq_tail && !READ_ONCE(tx->resp_active) &&
+		!READ_ONCE(tx->zc_waiting) &&
 		!(kiwi_ring_flags(&((struct kiwi_sqe *)qp->sq.ring +
 				    (tx->next & (qp->sq.num - 1)))->flags) &
 		  KIWI_WQE_VALID));
@@ -879,8 +1198,11 @@ int kiwi_engines_alloc(struct kiwi_qp *qp)
 
 void kiwi_engines_free(struct kiwi_qp *qp)
 {
-	if (qp->tx)
+	if (qp->tx) {
 		kvfree(qp->tx->slots);
+		if (qp->tx->zc_page)
+			put_page(qp->tx->zc_page);
+	}
 	kvfree(qp->tx);
 	kfree(qp->rx);
 	qp->tx = NULL;
@@ -906,6 +1228,8 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 	tx->term_pending = false;
 	tx->resp_active = false;
 	tx->carry_len = 0;
+	tx->zc_waiting = 0;
+	tx->zc_sending = false;
 	tx->stopped = false;
 
 	lock_sock(sk);
@@ -913,7 +1237,9 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 	kiwi_rx_reset(qp);
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = kiwi_rx_data_ready;
+	sk->sk_error_report = kiwi_tx_zc_report;
 	write_unlock_bh(&sk->sk_callback_lock);
+	sock_set_flag(sk, SOCK_ZEROCOPY);
 	release_sock(sk);
 	kiwi_rx_drain(qp);
 	kiwi_tx_kick(qp);

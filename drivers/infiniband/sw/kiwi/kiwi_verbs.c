@@ -211,6 +211,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.driver_id = KIWI_DRV_ID,
 	.uverbs_abi_ver = KIWI_ABI_VERSION,
 
+	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
 	.alloc_mr = kiwi_alloc_mr,
 	.alloc_pd = kiwi_alloc_pd,
 	.alloc_ucontext = kiwi_alloc_ucontext,
@@ -225,6 +226,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.disassociate_ucontext = kiwi_disassociate_ucontext,
 	.get_dev_fw_str = kiwi_get_dev_fw_str,
 	.get_dma_mr = kiwi_get_dma_mr,
+	.get_hw_stats = kiwi_get_hw_stats,
 	.get_port_immutable = kiwi_get_port_immutable,
 	.map_mr_sg = kiwi_map_mr_sg,
 	.iw_accept = kiwi_iw_accept,

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * kiwi: port counters, shown by "rdma statistic show link DEV/1" and in
+ * /sys/class/infiniband/DEV/ports/1/hw_counters/.
+ */
+
+#include "kiwi.h"
+
+static const struct rdma_stat_desc kiwi_stat_descs[] = {
+	[KIWI_STAT_ZCOPY_BYTES] = { .name = "tx_zcopy_bytes" },
+	[KIWI_STAT_ZCOPY_COPIED] = { .name = "tx_zcopy_copied" },
+	[KIWI_STAT_ZCOPY_NOBUFS] = { .name = "tx_zcopy_nobufs" },
+};
+
+static_assert(ARRAY_SIZE(kiwi_stat_descs) == KIWI_NUM_STATS);
+
+struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port)
+{
+	return rdma_alloc_hw_stats_struct(kiwi_stat_descs, KIWI_NUM_STATS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index)
+{
+	struct kiwi_device *kdev = to_kdev(ibdev);
+	int i;
+
+	for (i = 0; i < KIWI_NUM_STATS; i++)
+		stats->value[i] = atomic64_read(&kdev->stats[i]);
+	return KIWI_NUM_STATS;
+}
