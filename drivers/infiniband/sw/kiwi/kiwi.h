@@ -6,6 +6,7 @@
 #define _KIWI_H
 
 #include <linux/netdevice.h>
+#include <linux/smp.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/kiwi-abi.h>
 
@@ -130,6 +131,10 @@ struct kiwi_cq {
 	u32 get;
 	bool overflow;
 	struct kiwi_umap umap;
+	int cpu;			/* its completion vector's CPU */
+	call_single_data_t notify_csd;	/* runs the handler there */
+	atomic_t notify_pending;	/* @notify_csd queued, not yet run */
+	atomic_t notify_busy;		/* queued or running */
 };
 
 static inline struct kiwi_cq *to_kcq(struct ib_cq *ibcq)
@@ -263,6 +268,8 @@ void kiwi_qp_cm_disconnected(struct kiwi_qp *qp);
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
 struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);
+const struct cpumask *kiwi_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector);
 int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port, int index);
 u8 kiwi_wc_opcode(u8 wr_opcode);

@@ -8,9 +8,17 @@
  * completion is refused, the CQ reports IB_EVENT_CQ_ERR and the caller moves
  * the QP to error.
  *
+ * Completion vector N is the N-th online CPU (device creation made one
+ * vector per online CPU), and a CQ's completion handler runs on its
+ * vector's CPU: inline when the completion arises there, else from an
+ * asynchronous cross-CPU call to that CPU (hard interrupt context, as a
+ * NIC's MSI-X vector would run it). So a consumer that spreads CQs over vectors
+ * spreads its completion processing over CPUs, and a CQ's processing stays
+ * on one CPU's caches.
+ *
  * Context: kiwi_cq_add() may run in any context, softirq included; it takes
- * cq->lock with interrupts off and calls the consumer's completion handler
- * after dropping it.
+ * cq->lock with interrupts off and calls, or queues, the consumer's
+ * completion handler after dropping it.
  */
 
 #include <linux/log2.h>
@@ -54,6 +62,74 @@ static int kiwi_cq_user_ring(struct kiwi_cq *cq, const struct ib_cq_init_attr *a
 	return ret;
 }
 
+/* The CPU of completion vector @vector: the @vector-th online CPU. */
+static int kiwi_vector_cpu(int vector)
+{
+	int cpu, n = 0;
+
+	for_each_online_cpu(cpu)
+		if (n++ == vector)
+			return cpu;
+	/* CPUs went offline since the device counted them. */
+	return cpumask_first(cpu_online_mask);
+}
+
+/**
+ * kiwi_get_vector_affinity() - the CPU a completion vector's events run on
+ * @ibdev: the device
+ * @comp_vector: the vector
+ *
+ * Lets kernel consumers (blk-mq's RDMA queue mapping, for one) place their
+ * queues next to the CPU their completions arrive on.
+ *
+ * Return: a mask of that one CPU.
+ */
+const struct cpumask *kiwi_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector)
+{
+	if (comp_vector < 0 || comp_vector >= ibdev->num_comp_vectors)
+		return NULL;
+	return cpumask_of(kiwi_vector_cpu(comp_vector));
+}
+
+static void kiwi_cq_notify_remote(void *arg)
+{
+	struct kiwi_cq *cq = arg;
+
+	/* A notice from now on queues again (the csd is free already). */
+	atomic_set(&cq->notify_pending, 0);
+	cq->base_cq.comp_handler(&cq->base_cq, cq->base_cq.cq_context);
+	atomic_dec(&cq->notify_busy);
+}
+
+/*
+ * Run the completion handler on the CQ's vector CPU. A notice that comes
+ * while an earlier one is queued merges with it: the handler still runs
+ * after both completions, and the consumer polls everything there is.
+ */
+static void kiwi_cq_notify(struct kiwi_cq *cq)
+{
+	int cpu;
+
+	if (!cq->base_cq.comp_handler)
+		return;
+	cpu = get_cpu();
+	if (cpu != cq->cpu && cpu_online(cq->cpu)) {
+		put_cpu();
+		if (atomic_xchg(&cq->notify_pending, 1))
+			return;
+		atomic_inc(&cq->notify_busy);
+		if (!smp_call_function_single_async(cq->cpu, &cq->notify_csd))
+			return;
+		/* The CPU went away: run it here after all. */
+		atomic_set(&cq->notify_pending, 0);
+		atomic_dec(&cq->notify_busy);
+		cpu = get_cpu();
+	}
+	cq->base_cq.comp_handler(&cq->base_cq, cq->base_cq.cq_context);
+	put_cpu();
+}
+
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
 {
@@ -71,6 +147,10 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err;
 	}
 	spin_lock_init(&cq->lock);
+	cq->cpu = kiwi_vector_cpu(attr->comp_vector);
+	INIT_CSD(&cq->notify_csd, kiwi_cq_notify_remote, cq);
+	atomic_set(&cq->notify_pending, 0);
+	atomic_set(&cq->notify_busy, 0);
 
 	if (udata) {
 		ret = kiwi_cq_user_ring(cq, attr, udata);
@@ -96,6 +176,9 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct kiwi_cq *cq = to_kcq(ibcq);
 
+	/* No QP uses the CQ any more; a handler may still be on its way. */
+	while (atomic_read(&cq->notify_busy))
+		cpu_relax();
 	if (cq->umap.umem)
 		kiwi_umap_put(&cq->umap);
 	else
@@ -163,8 +246,8 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (notify && cq->base_cq.comp_handler)
-		cq->base_cq.comp_handler(&cq->base_cq, cq->base_cq.cq_context);
+	if (notify)
+		kiwi_cq_notify(cq);
 	return 0;
 }
 

@@ -228,6 +228,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.get_dma_mr = kiwi_get_dma_mr,
 	.get_hw_stats = kiwi_get_hw_stats,
 	.get_port_immutable = kiwi_get_port_immutable,
+	.get_vector_affinity = kiwi_get_vector_affinity,
 	.map_mr_sg = kiwi_map_mr_sg,
 	.iw_accept = kiwi_iw_accept,
 	.iw_add_ref = kiwi_iw_add_ref,

@@ -11,6 +11,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/completion.h>
+#include <linux/cpumask.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/sched.h>
@@ -406,6 +408,108 @@ out_free:
 	kfree(ctx);
 }
 
+/* One completion vector's CQ: where its completion handler ran. */
+struct kt_vec {
+	struct completion fired;
+	int cpu;
+	int calls;
+};
+
+static void kt_vec_handler(struct ib_cq *cq, void *ctx)
+{
+	struct kt_vec *v = ctx;
+
+	v->cpu = raw_smp_processor_id();
+	v->calls++;
+	complete(&v->fired);
+}
+
+/*
+ * V-NOT / issue 4 item 6: num_comp_vectors is the number of online CPUs,
+ * each vector reports one CPU of its own, and an armed CQ's completion
+ * handler runs on its vector's CPU, whichever CPU made the completion (a
+ * flushed receive, made here in this thread).
+ */
+static void kt_case_comp_vector(struct kt *kt)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int nvec = kt->ibdev->num_comp_vectors, v, here;
+	struct cpumask *seen;
+	struct ib_pd *pd;
+
+	kt_check(kt, nvec == num_online_cpus(),
+		 "num_comp_vectors %d is the number of online CPUs (%u)", nvec,
+		 num_online_cpus());
+	kt_check(kt, !ib_get_vector_affinity(kt->ibdev, nvec),
+		 "vector %d (one past the last) has no affinity", nvec);
+	seen = kzalloc(cpumask_size(), GFP_KERNEL);
+	pd = kt_pd(kt);
+	if (!kt_check(kt, seen && pd, "allocate a PD and a CPU mask"))
+		goto out;
+	for (v = 0; v < nvec; v++) {
+		struct ib_cq_init_attr ca = { .cqe = 4, .comp_vector = v };
+		const struct cpumask *mask;
+		struct ib_qp_attr attr = {};
+		struct ib_recv_wr rwr = {};
+		const struct ib_recv_wr *bad;
+		struct kt_vec vec = {};
+		struct ib_wc wc;
+		struct ib_qp *qp;
+		struct ib_cq *cq;
+		int cpu;
+
+		mask = ib_get_vector_affinity(kt->ibdev, v);
+		cpu = mask ? cpumask_first(mask) : -1;
+		if (!kt_check(kt, mask && cpumask_weight(mask) == 1 &&
+			      cpu_online(cpu) && !cpumask_test_cpu(cpu, seen),
+			      "vector %d: affinity is one online CPU (%d) no other vector has",
+			      v, cpu))
+			continue;
+		cpumask_set_cpu(cpu, seen);
+		init_completion(&vec.fired);
+		vec.cpu = -1;
+		cq = ib_create_cq(kt->ibdev, kt_vec_handler, NULL, &vec, &ca);
+		if (!kt_check(kt, !IS_ERR(cq), "vector %d: ib_create_cq", v))
+			continue;
+		init.send_cq = cq;
+		init.recv_cq = cq;
+		qp = ib_create_qp(pd, &init);
+		if (!kt_check(kt, !IS_ERR(qp), "vector %d: ib_create_qp", v)) {
+			ib_destroy_cq(cq);
+			continue;
+		}
+		attr.qp_state = IB_QPS_INIT;
+		rwr.wr_id = v;
+		ib_modify_qp(qp, &attr, IB_QP_STATE);
+		ib_post_recv(qp, &rwr, &bad);
+		ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+		here = get_cpu();
+		put_cpu();
+		attr.qp_state = IB_QPS_ERR;
+		ib_modify_qp(qp, &attr, IB_QP_STATE);
+		wait_for_completion_timeout(&vec.fired, HZ);
+		kt_check(kt, vec.calls == 1 && vec.cpu == cpu,
+			 "vector %d: the handler ran once, on CPU %d (ran %d time(s), on %d; completion made on %d)",
+			 v, cpu, vec.calls, vec.cpu, here);
+		kt_check(kt, ib_poll_cq(cq, 1, &wc) == 1 && wc.wr_id == v &&
+			 wc.status == IB_WC_WR_FLUSH_ERR,
+			 "vector %d: the flushed receive is on the CQ", v);
+		ib_destroy_qp(qp);
+		ib_destroy_cq(cq);
+	}
+	kt_check(kt, cpumask_equal(seen, cpu_online_mask),
+		 "the vectors cover every online CPU");
+out:
+	if (pd)
+		kt_dealloc_pd(kt, pd);
+	kfree(seen);
+}
+
 struct kt_case {
 	const char *name;
 	void (*run)(struct kt *kt);
@@ -418,6 +522,7 @@ static const struct kt_case kt_cases[] = {
 	{ "max_mr", kt_case_max_mr },
 	{ "stag_reuse", kt_case_stag_reuse },
 	{ "qp_flush", kt_case_qp_flush },
+	{ "comp_vector", kt_case_comp_vector },
 };
 
 static int __init kt_init(void)
