@@ -196,6 +196,14 @@ static unsigned int kiwi_tx_hlen(const struct kiwi_tx_msg *m)
 	       m->rdmap_len;
 }
 
+/* Payload bytes one FPDU with @hlen header bytes carries; 0: none fit. */
+static u32 kiwi_tx_room(struct kiwi_qp *qp, unsigned int hlen)
+{
+	unsigned int mulpdu = kiwi_tx_mulpdu(qp);
+
+	return mulpdu > hlen ? mulpdu - hlen : 0;
+}
+
 /*
  * May a direct loop send @m from payload offset @off? Only a small message
  * that TCP can take whole without waiting, and that fits the carry buffer
@@ -205,13 +213,13 @@ static bool kiwi_tx_direct_ok(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 			      u32 off)
 {
 	unsigned int hlen = kiwi_tx_hlen(m);
-	unsigned int mulpdu = kiwi_tx_mulpdu(qp);
+	u32 room = kiwi_tx_room(qp, hlen);
 	size_t wire;
 
 	if (qp->tx->carry_len || m->len - off > KIWI_TX_DIRECT_MAX ||
-	    mulpdu < hlen + 256)
+	    room < 256)
 		return false;
-	wire = kiwi_tx_wire_len(m, hlen, mulpdu - hlen, off);
+	wire = kiwi_tx_wire_len(m, hlen, room, off);
 	/* skbs cost more than their payload: ask for twice the room */
 	return wire <= KIWI_TX_CARRY_MAX &&
 	       sk_stream_wspace(qp->sock->sk) >= (int)(2 * wire);
@@ -253,14 +261,6 @@ static int kiwi_tx_flush_carry(struct kiwi_qp *qp)
 		return -ECONNRESET;
 	tx->carry_len = 0;
 	return 0;
-}
-
-/* Payload bytes one FPDU with @hlen header bytes carries; 0: none fit. */
-static u32 kiwi_tx_room(struct kiwi_qp *qp, unsigned int hlen)
-{
-	unsigned int mulpdu = kiwi_tx_mulpdu(qp);
-
-	return mulpdu > hlen ? mulpdu - hlen : 0;
 }
 
 /*
