@@ -83,6 +83,10 @@ check "a stream that ends inside an FPDU: flagged" \
 	flags cut off "all [0-9]* TCP payload bytes are MPA"
 check "a connection that never closes: flagged" \
 	flags nofin off "every connection ends with a FIN or RST"
+check "two segments captured out of order (as a veth delivers them): every check passes" \
+	passes reorder off
+check "a segment missing from the capture: flagged" \
+	flags gap off "all [0-9]* TCP payload bytes are MPA"
 expect=7174:rping:2:4001
 check "a tool that moved more bytes than the capture shows: flagged" \
 	flags good off "rping 2 x 4001 bytes on port 7174"

@@ -21,7 +21,12 @@ ITERS -s SIZE); it gives the bytes the DDP headers must account for.
 FPDU sizes are checked from the MPA length fields against the EMSS the SYN
 options give (MSS less the timestamp option), not from TCP segment sizes:
 with TSO/GSO on the veth the capture holds segments of up to 64 KiB.
-A capture missing a segment fails (tshark's "not captured" warnings).
+Segments can reach the capture out of order: the veth hands each sender
+CPU's packets to that CPU's backlog, so a socket transmitting from both
+process context and softirq can overtake itself. tshark is told to
+reassemble out-of-order segments, and its "not captured" warnings are
+notes; a segment really missing from the capture leaves bytes no decoded
+frame covers, and the framing check fails.
 
 Two behaviours of Wireshark 4.0 are not kiwi's and are allowed here:
   * iwarp_mpa knows only RFC 5044, so an MPA revision 2 Request (RFC 6581)
@@ -157,6 +162,7 @@ class Stream:
 
 def run_tshark(capture, tshark):
     cmd = [tshark, "-r", capture, "-n", "-q",
+           "-o", "tcp.reassemble_out_of_order:TRUE",
            "--disable-protocol", "rpcordma", "--disable-protocol", "smb_direct",
            "-X", "lua_script:" + DUMP_LUA, "-z", "expert"]
     try:
@@ -472,7 +478,7 @@ def check_global(streams, malformed, experts, runs, rep):
                 notes.append(line + " (RFC 6581 revision 2, unknown to Wireshark 4.0)")
             else:
                 errs.append(line)
-        elif sev == "Errors" or re.search(r"(not|wasn't) captured", summary):
+        elif sev == "Errors":
             errs.append(line)
         else:
             notes.append(line)

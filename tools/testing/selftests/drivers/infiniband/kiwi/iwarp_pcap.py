@@ -19,7 +19,10 @@ off), rev1 (MPA revision 1), nortr (no RTR), early (the responder sends
 before the RTR), big (an FPDU past the EMSS), small (a non-last segment
 that does not fill the EMSS), msn (an MSN skipped), mo (a gap in a Send's
 MO), to (a Read Response at the wrong offset), term (a Terminate), pad
-(non-zero pad), cut (the capture ends inside an FPDU), nofin (no close).
+(non-zero pad), cut (the capture ends inside an FPDU), nofin (no close),
+gap (a segment of the server's Write missing from the capture). reorder
+is correct: two of those segments captured in swapped order, as a veth
+can deliver them.
 """
 
 import struct
@@ -30,7 +33,8 @@ CLIENT, SERVER = ("192.0.2.1", 41000), ("192.0.2.2", 7174)
 MSS, EMSS = 1460, 1448          # segments carry the 12-byte timestamp option
 UNTAGGED_HDR = 18               # the longer DDP header
 VARIANTS = ("good", "crc", "plain", "badcrc", "crcfield", "rev1", "nortr", "early",
-            "big", "small", "msn", "mo", "to", "term", "pad", "cut", "nofin")
+            "big", "small", "msn", "mo", "to", "term", "pad", "cut", "nofin",
+            "reorder", "gap")
 
 # ---- classic pcap files ----
 
@@ -271,8 +275,13 @@ def synth(variant, path):
         _, off, n = tcp_segment(pkt)
         pkt[off + n // 2] ^= 0xff
     # It writes them back into the client's sink buffer, then Sends.
+    first = len(c.recs)
     for off, n, last in segments(SYNTH_SIZE, room + 100 if variant == "big" else room):
         send(SERVER, tagged(0, last, 0x300, 0x5000 + off) + payload[off:off + n])
+    if variant == "reorder":    # swap the frames, keep the timestamps
+        c.recs[first][1], c.recs[first + 1][1] = c.recs[first + 1][1], c.recs[first][1]
+    if variant == "gap":
+        del c.recs[first + 1]
     send(SERVER, untagged(3, True, 0, 3 if variant == "msn" else 1, 0) + b"\2" * 16)
     # A 3000-byte Send from the server, in three FPDUs.
     for off, n, last in segments(3000, room - 4):
