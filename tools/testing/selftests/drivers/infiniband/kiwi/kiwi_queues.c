@@ -96,23 +96,24 @@ static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want)
 	return got;
 }
 
+/* Wait up to 2 s for @cq's completion event on @ch and acknowledge it. */
+static int cq_event(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (poll(&p, 1, 2000) != 1 || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return 0;
+	ibv_ack_cq_events(ev_cq, 1);
+	return ev_cq == cq;
+}
+
 static int wait_fd(int fd, int ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	return poll(&p, 1, ms) == 1;
-}
-
-/* Wait up to 2 s for @cq's completion event on @ch and acknowledge it. */
-static int cq_event(struct ibv_comp_channel *ch, struct ibv_cq *cq)
-{
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-
-	if (!wait_fd(ch->fd, 2000) || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
-		return 0;
-	ibv_ack_cq_events(ev_cq, 1);
-	return ev_cq == cq;
 }
 
 int main(int argc, char **argv)
@@ -319,6 +320,8 @@ int main(int argc, char **argv)
 		check(ibv_post_recv(qp, &rwr, &bad) == ENOMEM && bad == &rwr,
 		      "V-POST-4 one more receive refused with ENOMEM, bad_wr set");
 	}
+	check(ibv_destroy_cq(cq) == EBUSY,
+	      "V-CQ-8 destroy_cq while a QP uses it refused with EBUSY");
 
 	/* CQ overflow: never overwritten, reported as IBV_EVENT_CQ_ERR. */
 	small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
@@ -356,8 +359,6 @@ int main(int argc, char **argv)
 		check(!ibv_destroy_cq(small), "destroy the broken CQ");
 	}
 
-	check(ibv_destroy_cq(cq) == EBUSY,
-	      "V-CQ-8 destroy_cq while a QP uses it refused with EBUSY");
 	check(!ibv_destroy_qp(qp), "destroy QP");
 	check(!ibv_destroy_cq(cq), "destroy CQ");
 	check(!ibv_destroy_comp_channel(ch), "destroy completion channel");
