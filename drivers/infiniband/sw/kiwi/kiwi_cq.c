@@ -238,9 +238,11 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 	kiwi_ring_set_flags(&cqe->flags, src->flags | KIWI_CQE_VALID);
 	cq->put++;
 
+	/* A solicited-only arm fires on errors too (flushes included). */
 	arm = READ_ONCE(cq->ctrl->notify);
 	if (arm == KIWI_NOTIFY_NEXT ||
-	    (arm == KIWI_NOTIFY_SOLICITED && (src->flags & KIWI_CQE_SOLICITED))) {
+	    (arm == KIWI_NOTIFY_SOLICITED && ((src->flags & KIWI_CQE_SOLICITED) ||
+					      src->status != IB_WC_SUCCESS))) {
 		WRITE_ONCE(cq->ctrl->notify, KIWI_NOTIFY_NONE);
 		notify = true;
 	}

@@ -96,6 +96,19 @@ static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want)
 	return got;
 }
 
+/* Wait up to 2 s for @cq's completion event on @ch and acknowledge it. */
+static int cq_event(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (poll(&p, 1, 2000) != 1 || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return 0;
+	ibv_ack_cq_events(ev_cq, 1);
+	return ev_cq == cq;
+}
+
 static int wait_fd(int fd, int ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -210,16 +223,7 @@ int main(int argc, char **argv)
 		     wc[i].qp_num == qp->qp_num;
 	check(ok, "3 receives flushed in order: WR_FLUSH_ERR, RECV, right QP (got %d)",
 	      got);
-	{
-		struct ibv_cq *ev_cq;
-		void *ev_ctx;
-
-		ok = wait_fd(ch->fd, 2000) &&
-		     !ibv_get_cq_event(ch, &ev_cq, &ev_ctx) && ev_cq == cq;
-		check(ok, "the armed CQ delivered a completion event");
-		if (ok)
-			ibv_ack_cq_events(cq, 1);
-	}
+	check(cq_event(ch, cq), "the armed CQ delivered a completion event");
 
 	/* Sends posted in ERR are flushed, signalled or not, in order. */
 	{
@@ -241,6 +245,8 @@ int main(int argc, char **argv)
 		swr[2].opcode = IBV_WR_RDMA_READ;
 		swr[2].send_flags = IBV_SEND_SIGNALED;
 		swr[3].opcode = IBV_WR_SEND_WITH_INV;
+		check(ibv_req_notify_cq(cq, 1) == 0,
+		      "arm the CQ for solicited completions only");
 		check(ibv_post_send(qp, swr, &bad) == 0, "post 4 sends in ERR");
 		got = drain(cq, wc, 4);
 		ok = got == 4;
@@ -253,6 +259,9 @@ int main(int argc, char **argv)
 		      wc[2].opcode == IBV_WC_RDMA_READ &&
 		      wc[3].opcode == IBV_WC_SEND,
 		      "flushed completions carry each WR's opcode");
+		/* V-NOT-6: error completions, flushes too, fire it. */
+		check(cq_event(ch, cq),
+		      "V-NOT-6 flushed (error) completions fire a solicited-only arm");
 
 		swr[0].next = NULL;
 		swr[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -264,6 +273,22 @@ int main(int argc, char **argv)
 		swr[0].num_sge = 3;
 		check(ibv_post_send(qp, swr, &bad) == EINVAL && bad == swr,
 		      "3 SGEs on a 2-SGE QP refused with EINVAL");
+
+		/* V-POST-1: a list stops at its first bad WR, keeping the ones before. */
+		for (i = 0; i < 4; i++) {
+			swr[i].opcode = IBV_WR_SEND;
+			swr[i].send_flags = IBV_SEND_SIGNALED;
+			swr[i].num_sge = i == 2 ? 3 : 0;
+			swr[i].next = i < 3 ? &swr[i + 1] : NULL;
+		}
+		bad = NULL;
+		check(ibv_post_send(qp, swr, &bad) == EINVAL && bad == &swr[2],
+		      "V-POST-1 post [ok, ok, 3 SGEs, ok]: EINVAL, bad_wr is the third");
+		got = drain(cq, wc, 4);
+		check(got == 2 && wc[0].wr_id == 200 && wc[1].wr_id == 201 &&
+		      wc[0].status == IBV_WC_WR_FLUSH_ERR,
+		      "V-POST-1 exactly the two WRs before it were queued (flushed: %d)",
+		      got);
 	}
 	check(ibv_poll_cq(cq, 8, wc) == 0, "refused WRs left no completion");
 
@@ -278,6 +303,25 @@ int main(int argc, char **argv)
 		      "post_recv in RESET refused with EINVAL");
 	}
 	check(modify(qp, IBV_QPS_INIT) == 0, "RESET -> INIT again");
+
+	/* V-POST-4: a full receive queue refuses the next WR, overwriting nothing. */
+	{
+		struct ibv_recv_wr rwr = { .wr_id = 400 };
+		struct ibv_recv_wr *bad = NULL;
+		struct ibv_qp_init_attr init;
+		struct ibv_qp_attr a;
+		uint32_t n = 0;
+
+		ibv_query_qp(qp, &a, IBV_QP_CAP, &init);
+		while (n < init.cap.max_recv_wr && !ibv_post_recv(qp, &rwr, &bad))
+			n++;
+		check(n == init.cap.max_recv_wr && n >= 8,
+		      "post max_recv_wr (%u) receives in INIT", n);
+		check(ibv_post_recv(qp, &rwr, &bad) == ENOMEM && bad == &rwr,
+		      "V-POST-4 one more receive refused with ENOMEM, bad_wr set");
+	}
+	check(ibv_destroy_cq(cq) == EBUSY,
+	      "V-CQ-8 destroy_cq while a QP uses it refused with EBUSY");
 
 	/* CQ overflow: never overwritten, reported as IBV_EVENT_CQ_ERR. */
 	small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
