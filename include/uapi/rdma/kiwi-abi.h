@@ -79,6 +79,9 @@ enum kiwi_wr_opcode {
 	KIWI_WR_SEND_INV	= 3,	/* rkey: STag to invalidate remotely */
 	KIWI_WR_LOCAL_INV	= 4,	/* rkey: STag to invalidate locally */
 	KIWI_WR_REG_MR		= 5,	/* kernel consumers only */
+	KIWI_WR_READ_INV	= 7,	/* kernel consumers only: RDMA Read,
+					 * then invalidate inv_stag
+					 */
 };
 
 /*
@@ -94,7 +97,7 @@ struct kiwi_sqe {
 	__u32 rkey;
 	__aligned_u64 raddr;
 	__u32 inline_len;
-	__u32 reserved;
+	__u32 inv_stag;		/* KIWI_WR_READ_INV's local STag */
 	struct kiwi_sge sge[KIWI_MAX_SGE];
 };
 

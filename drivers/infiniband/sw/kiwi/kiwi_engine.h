@@ -68,7 +68,15 @@ struct kiwi_orq_entry {
 	u64 sink_to;
 	u32 len;
 	u32 got;		/* bytes placed so far */
+	bool invalidate;	/* a Read with Invalidate: of inv_stag */
+	u32 inv_stag;
 };
+
+/* An RDMA Read, with or without local invalidation after it. */
+static inline bool kiwi_wr_is_read(u8 opcode)
+{
+	return opcode == KIWI_WR_RDMA_READ || opcode == KIWI_WR_READ_INV;
+}
 
 /* An RDMA Read the peer asked for (responder side). */
 struct kiwi_irq_entry {

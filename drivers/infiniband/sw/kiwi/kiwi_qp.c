@@ -226,6 +226,7 @@ u8 kiwi_wc_opcode(u8 wr_opcode)
 	case KIWI_WR_RDMA_WRITE:
 		return IB_WC_RDMA_WRITE;
 	case KIWI_WR_RDMA_READ:
+	case KIWI_WR_READ_INV:
 		return IB_WC_RDMA_READ;
 	case KIWI_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
@@ -580,6 +581,13 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 			return -EINVAL;
 		sqe->opcode = KIWI_WR_RDMA_READ;
 		break;
+	case IB_WR_RDMA_READ_WITH_INV:
+		/* How rdma_rw reads into an MR it registered for one I/O. */
+		if (wr->num_sge > 1)
+			return -EINVAL;
+		sqe->opcode = KIWI_WR_READ_INV;
+		sqe->inv_stag = wr->ex.invalidate_rkey;
+		break;
 	case IB_WR_SEND:
 		sqe->opcode = KIWI_WR_SEND;
 		break;
@@ -605,7 +613,8 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	default:
 		return -EINVAL;
 	}
-	if (wr->opcode == IB_WR_RDMA_WRITE || wr->opcode == IB_WR_RDMA_READ) {
+	if (wr->opcode == IB_WR_RDMA_WRITE || wr->opcode == IB_WR_RDMA_READ ||
+	    wr->opcode == IB_WR_RDMA_READ_WITH_INV) {
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		sqe->rkey = rdma_wr(wr)->rkey;
 	}
@@ -619,7 +628,8 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		u32 len = 0;
 		u8 *dst = (u8 *)sqe->sge;
 
-		if (wr->opcode == IB_WR_RDMA_READ)
+		if (sqe->opcode == KIWI_WR_RDMA_READ ||
+		    sqe->opcode == KIWI_WR_READ_INV)
 			return -EINVAL;
 		for (i = 0; i < wr->num_sge; i++) {
 			if (wr->sg_list[i].length > qp->max_inline - len)

@@ -321,6 +321,7 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 	switch (h->opcode) {
 	case KIWI_OP_READ_RESP: {
 		struct kiwi_orq_entry *o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+		u8 status = IB_WC_SUCCESS;
 		unsigned long flags;
 		u32 slot;
 
@@ -329,15 +330,28 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 			break;
 		if (o->got != o->len)
 			return KIWI_TC_DDP_T_BASE_BOUNDS;
+		/*
+		 * Read with Invalidate: the sink STag is invalid before the
+		 * Read completes. A failure is the consumer's (a wrong
+		 * STag), not the peer's: the Read fails, and the QP.
+		 */
+		if (o->invalidate &&
+		    kiwi_mem_invalidate(qp->kdev, o->inv_stag, qp->base_qp.pd,
+					false))
+			status = IB_WC_LOC_PROT_ERR;
 		spin_lock_irqsave(&qp->sq_lock, flags);
 		slot = o->slot;
 		tx->orq_head++;
 		if (slot != KIWI_ORQ_RTR) {
-			tx->slots[slot & (qp->sq.num - 1)].status = IB_WC_SUCCESS;
+			tx->slots[slot & (qp->sq.num - 1)].status = status;
 			tx->slots[slot & (qp->sq.num - 1)].done = true;
 		}
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		kiwi_sq_complete(qp);
+		if (status != IB_WC_SUCCESS) {
+			kiwi_qp_error(qp);
+			break;
+		}
 		kiwi_tx_kick(qp);	/* a stalled Read may go now */
 		break;
 	}

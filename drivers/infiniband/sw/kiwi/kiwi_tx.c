@@ -700,6 +700,30 @@ void kiwi_sq_complete(struct kiwi_qp *qp)
 }
 
 /*
+ * Whether @c's opcode exists and may come from @qp's ring: fast-register
+ * and Read with Invalidate WRs come only from kernel consumers (see
+ * kiwi_post_send()); a Read has one sink SGE (max_sge_rd).
+ */
+static bool kiwi_tx_opcode_ok(const struct kiwi_qp *qp, const struct kiwi_sqe *c)
+{
+	switch (c->opcode) {
+	case KIWI_WR_RDMA_WRITE:
+	case KIWI_WR_SEND:
+	case KIWI_WR_SEND_INV:
+	case KIWI_WR_LOCAL_INV:
+		return true;
+	case KIWI_WR_RDMA_READ:
+		return c->num_sge <= 1;
+	case KIWI_WR_READ_INV:
+		return c->num_sge <= 1 && !qp->base_qp.uobject;
+	case KIWI_WR_REG_MR:
+		return !qp->base_qp.uobject;
+	default:
+		return false;
+	}
+}
+
+/*
  * Take the entry at tx->next: copy it out of the ring, validate it, and
  * resolve its local memory. Return: 0, 1 if the ring has no entry there,
  * or an ib_wc_status to complete it with (the QP then fails).
@@ -727,16 +751,12 @@ static int kiwi_tx_load(struct kiwi_qp *qp)
 	tx->cur_sent = 0;
 	tx->cur_active = true;
 
-	/* Fast-register WRs come only from kernel consumers (see post_send). */
-	if (c->opcode > KIWI_WR_REG_MR ||
-	    (c->opcode == KIWI_WR_REG_MR && qp->base_qp.uobject) ||
-	    (c->opcode == KIWI_WR_RDMA_READ && c->num_sge > 1))
+	if (!kiwi_tx_opcode_ok(qp, c))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (c->opcode == KIWI_WR_REG_MR || c->opcode == KIWI_WR_LOCAL_INV)
 		return 0;	/* no payload */
 	if (c->flags & KIWI_WQE_INLINE) {
-		if (c->inline_len > qp->max_inline ||
-		    c->opcode == KIWI_WR_RDMA_READ)
+		if (c->inline_len > qp->max_inline || kiwi_wr_is_read(c->opcode))
 			return IB_WC_LOC_LEN_ERR;
 		tx->cur_len = c->inline_len;
 		slot->bytes = c->inline_len;
@@ -745,7 +765,7 @@ static int kiwi_tx_load(struct kiwi_qp *qp)
 	if (c->num_sge > qp->sq.max_sge)
 		return IB_WC_LOC_LEN_ERR;
 	for (i = 0; i < c->num_sge; i++) {
-		int access = c->opcode == KIWI_WR_RDMA_READ ?
+		int access = kiwi_wr_is_read(c->opcode) ?
 			     IB_ACCESS_LOCAL_WRITE : 0;
 		struct kiwi_mem *mem;
 
@@ -806,6 +826,8 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 	o->sink_to = rr.sink_to;
 	o->len = rr.size;
 	o->got = 0;
+	o->invalidate = c->opcode == KIWI_WR_READ_INV;
+	o->inv_stag = c->inv_stag;
 	tx->orq_tail++;
 	tx->next++;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
@@ -848,6 +870,7 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 
 	switch (c->opcode) {
 	case KIWI_WR_RDMA_READ:
+	case KIWI_WR_READ_INV:
 		if (tx->orq_tail - tx->orq_head >= max_t(u32, qp->ord, 1))
 			return 1;	/* ORD is full: the queue waits */
 		/* Completes when the response is in (kiwi_rx.c). */

@@ -5,8 +5,11 @@
 # a client in namespace kiwiA on kiwi0 and a server in kiwiB on kiwi1, over
 # IPv4 and IPv6. They move checksummed data of several sizes with Send, and
 # with RDMA Write and Read through a fast-registered MR whose rkey went over
-# in a Send and that the peer invalidates with Send with Invalidate; then
-# both disconnect, drain and free everything. Once with MPA CRC negotiated
+# in a Send and that the peer invalidates with Send with Invalidate, and
+# with RDMA Read with Invalidate into a sink the reader fast-registered (as
+# rdma_rw reads for NVMe-oF, iSER and NFS/RDMA servers); then both
+# disconnect, drain and free everything. More connections: a Write to a
+# stale rkey, and a Read with Invalidate of a bad STag, each end theirs. Once with MPA CRC negotiated
 # off and once with kiwi loaded with crc_required=1. The module's TAP lines
 # are re-emitted (ktest_run), and nothing may be left on either device.
 source "$(dirname "$0")/lib.sh"

@@ -623,6 +623,136 @@ static bool kcm_case_read(struct kcm *t, const struct kcm_size *sz)
 			sz->len, t->mr->rkey);
 }
 
+/*
+ * B fast-registers @len bytes of its buffer (from KCM_READ_OFF) in @mr for
+ * local writes, as rdma_rw maps an I/O's pages. Return: it is valid.
+ */
+static bool kcm_sink_reg(struct kcm *t, struct ib_mr *mr, u32 len)
+{
+	struct kcm_end *b = &t->b;
+	struct scatterlist sg;
+	struct ib_reg_wr reg = {
+		.wr = {
+			.wr_cqe = kcm_cqe(b, KCM_W_REG),
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE,
+	};
+
+	/* The buffer is DMA-mapped already: name its bus address. */
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = b->buf_dma + KCM_READ_OFF;
+	sg_dma_len(&sg) = len;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	reg.key = mr->rkey;
+	return ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) == 1 &&
+	       kcm_posted(b, ib_post_send(b->id->qp, &reg.wr, NULL), "REG_MR") &&
+	       kcm_wait_wc(b, KCM_W_REG, IB_WC_REG_MR);
+}
+
+/* B's RDMA Read with Invalidate of @inv out of A's MR into @sink. */
+static bool kcm_read_inv(struct kcm *t, struct ib_mr *sink, u32 len, u32 inv)
+{
+	struct kcm_end *b = &t->b;
+	struct ib_sge sge = {
+		.addr = sink->iova,
+		.length = len,
+		.lkey = sink->lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = kcm_cqe(b, KCM_W_SEND),
+			.opcode = IB_WR_RDMA_READ_WITH_INV,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.ex.invalidate_rkey = inv,
+		},
+		.remote_addr = le64_to_cpu(b->msg[KCM_MSG_IN].addr),
+		.rkey = le32_to_cpu(b->msg[KCM_MSG_IN].rkey),
+	};
+
+	return kcm_posted(b, ib_post_send(b->id->qp, &wr.wr, NULL),
+			  "a Read with Invalidate");
+}
+
+/*
+ * What rdma_rw does for every RDMA Read of an iWARP target (NVMe-oF, iSER,
+ * NFS/RDMA servers): B reads into an MR it fast-registered for the I/O,
+ * with IB_WR_RDMA_READ_WITH_INV of that MR (V-WR-8, V-INV-1, V-INV-11).
+ * The data must land, the Read complete as IB_WC_RDMA_READ, and the MR be
+ * invalid by then: B's next REG_MR of it succeeds, which kiwi refuses for
+ * a valid MR.
+ */
+static void kcm_case_read_inv(struct kcm *t)
+{
+	const u32 len = 5003, off = 123;
+	struct kcm_end *b = &t->b;
+	struct kcm_sgl dst = { .n = 1, .off = { KCM_READ_OFF }, .len = { len } };
+	struct ib_mr *sink;
+	bool ok, untouched;
+	u32 crc;
+
+	sink = ib_alloc_mr(b->pd, IB_MR_TYPE_MEM_REG, 4);
+	if (!kt_check(&t->kt, !IS_ERR(sink), "B: ib_alloc_mr for a Read's sink (%d)",
+		      PTR_ERR_OR_ZERO(sink)))
+		return;
+	crc = kcm_fr_walk(t, off, len, true, true, &untouched);
+	memset(b->buf, KCM_POISON, KCM_READ_OFF + len + KCM_GUARD);
+	ok = kcm_fr_map(t, off, len) &&
+	     kcm_fr_offer(t, IB_ACCESS_REMOTE_READ, crc) &&
+	     kcm_sink_reg(t, sink, len) &&
+	     kcm_read_inv(t, sink, len, sink->lkey) &&
+	     kcm_wait_wc(b, KCM_W_SEND, IB_WC_RDMA_READ);
+	kt_check(&t->kt, ok && b->w[KCM_W_SEND].wc.byte_len == len &&
+		 kcm_crc(b->buf, &dst) == crc &&
+		 kcm_untouched(b->buf, &dst, KCM_READ_OFF + len + KCM_GUARD),
+		 "%u B: B's RDMA Read with Invalidate into its fast-registered sink completes as a Read: crc32c 0x%08x, the bytes around it untouched",
+		 len, crc);
+	kt_check(&t->kt, ok && kcm_sink_reg(t, sink, len),
+		 "the Read invalidated the sink's STag: B may fast-register the MR again");
+	kt_check(&t->kt, ok && kcm_fr_release(t, 0) && kcm_fr_invalidated(t),
+		 "B's Send with Invalidate after it releases A's MR");
+	kt_check(&t->kt, !ib_dereg_mr(sink), "B: ib_dereg_mr of the sink");
+}
+
+/*
+ * A Read with Invalidate of an STag that does not exist fails locally:
+ * the data may be in, but the Read completes with IB_WC_LOC_PROT_ERR and
+ * the connection ends. A's MR is untouched by it.
+ */
+static void kcm_read_inv_bad(struct kcm *t)
+{
+	const u32 len = 4096;
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct ib_wc *wc = &b->w[KCM_W_SEND].wc;
+	struct ib_mr *sink;
+	bool ok, untouched;
+	u32 crc;
+
+	sink = ib_alloc_mr(b->pd, IB_MR_TYPE_MEM_REG, 4);
+	if (!kt_check(&t->kt, !IS_ERR(sink), "B: ib_alloc_mr for a Read's sink (%d)",
+		      PTR_ERR_OR_ZERO(sink)))
+		return;
+	crc = kcm_fr_walk(t, 0, len, true, true, &untouched);
+	ok = kcm_fr_map(t, 0, len) &&
+	     kcm_fr_offer(t, IB_ACCESS_REMOTE_READ, crc) &&
+	     kcm_sink_reg(t, sink, len) &&
+	     kcm_read_inv(t, sink, len, sink->lkey ^ 0x80000000) &&
+	     wait_for_completion_timeout(&b->w[KCM_W_SEND].done, KCM_TIMEOUT);
+	kt_check(&t->kt, ok && wc->status == IB_WC_LOC_PROT_ERR,
+		 "a Read with Invalidate of an STag B does not have completes with IB_WC_LOC_PROT_ERR (%s)",
+		 ok ? ib_wc_status_msg(wc->status) : "no completion");
+	kt_check(&t->kt, kcm_wait_event(a, RDMA_CM_EVENT_DISCONNECTED) &&
+		 kcm_wait_event(b, RDMA_CM_EVENT_DISCONNECTED),
+		 "and the connection ends: both DISCONNECTED");
+	ib_drain_qp(a->id->qp);
+	ib_drain_qp(b->id->qp);
+	kt_check(&t->kt, !ib_dereg_mr(sink), "B: ib_dereg_mr of the sink");
+}
+
 /* iWARP reads into one sink: a Read with two local SGEs is refused. */
 static void kcm_case_read_sge(struct kcm *t)
 {
@@ -820,8 +950,10 @@ static void kcm_transfer(struct kcm *t)
 		if (!kcm_case_send(t, sz) || !kcm_case_write(t, sz) ||
 		    !kcm_case_read(t, sz))
 			break;
-	if (sz == kcm_sizes + ARRAY_SIZE(kcm_sizes))
+	if (sz == kcm_sizes + ARRAY_SIZE(kcm_sizes)) {
+		kcm_case_read_inv(t);
 		kcm_case_read_sge(t);
+	}
 	kcm_disconnect(t);
 }
 
@@ -992,6 +1124,8 @@ static int __init kcm_init(void)
 		if (*addr6_a && *addr6_b)
 			kcm_run(t, "ipv6", addr6_a, addr6_b, kcm_transfer);
 		kcm_run(t, "ipv4 stale rkey", addr_a, addr_b, kcm_stale_rkey);
+		kcm_run(t, "ipv4 read with invalidate of a bad STag", addr_a,
+			addr_b, kcm_read_inv_bad);
 	}
 	if (t->net_a)
 		put_net(t->net_a);
