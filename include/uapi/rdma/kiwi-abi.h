@@ -70,6 +70,7 @@ enum kiwi_wqe_flags {
 	KIWI_WQE_READ_FENCE	= 1 << 3,	/* wait for prior RDMA Reads */
 	KIWI_WQE_LOCAL_FENCE	= 1 << 4,	/* wait for prior WRs */
 	KIWI_WQE_INLINE		= 1 << 5,	/* data in sge[], inline_len */
+	KIWI_WQE_BIND_TYPE1	= 1 << 6,	/* a type 1 bind (ibv_bind_mw) */
 };
 
 enum kiwi_wr_opcode {
@@ -79,6 +80,7 @@ enum kiwi_wr_opcode {
 	KIWI_WR_SEND_INV	= 3,	/* rkey: STag to invalidate remotely */
 	KIWI_WR_LOCAL_INV	= 4,	/* rkey: STag to invalidate locally */
 	KIWI_WR_REG_MR		= 5,	/* kernel consumers only */
+	KIWI_WR_BIND_MW		= 6,	/* see below */
 	KIWI_WR_READ_INV	= 7,	/* kernel consumers only: RDMA Read,
 					 * then invalidate inv_stag
 					 */
@@ -88,6 +90,12 @@ enum kiwi_wr_opcode {
  * Send queue entry (128 bytes). RDMA Write/Read: raddr and rkey name the
  * remote buffer. Inline: the data itself fills sge[] (at most
  * KIWI_MAX_INLINE bytes) and inline_len gives its length.
+ *
+ * Bind MW (num_sge 0): rkey is the window's new STag (its index, the new
+ * key), raddr the window's first byte as an address of the MR, sge[0].addr
+ * the window's length, sge[0].lkey the MR's lkey and sge[0].length the
+ * window's IBV_ACCESS_* rights. A type 1 bind (flag KIWI_WQE_BIND_TYPE1)
+ * of length 0 unbinds the window.
  */
 struct kiwi_sqe {
 	__aligned_u64 id;

@@ -48,6 +48,7 @@ extern unsigned int kiwi_mpa_rev;
  * @mem_next: the STag index to try next
  * @mem_last_key: the key each STag index had last
  * @num_mr: memory objects in @mem_xa, bounded by KIWI_MAX_MR
+ * @num_mw: memory windows in @mem_xa, bounded by KIWI_MAX_MW
  */
 /* Port counters (kiwi_stats.c). */
 enum kiwi_stat {
@@ -77,6 +78,7 @@ struct kiwi_device {
 	u32 mem_next;
 	u8 *mem_last_key;
 	atomic_t num_mr;
+	atomic_t num_mw;
 	atomic64_t stats[KIWI_NUM_STATS];
 };
 

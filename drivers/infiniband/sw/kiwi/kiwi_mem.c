@@ -50,6 +50,7 @@ int kiwi_mem_init(struct kiwi_device *kdev)
 {
 	xa_init_flags(&kdev->mem_xa, XA_FLAGS_ALLOC);
 	atomic_set(&kdev->num_mr, 0);
+	atomic_set(&kdev->num_mw, 0);
 	kdev->mem_last_key = kvmalloc(KIWI_MEM_INDICES, GFP_KERNEL);
 	if (!kdev->mem_last_key)
 		return -ENOMEM;
@@ -63,6 +64,7 @@ void kiwi_mem_fini(struct kiwi_device *kdev)
 {
 	WARN_ON(!xa_empty(&kdev->mem_xa));
 	WARN_ON(atomic_read(&kdev->num_mr));
+	WARN_ON(atomic_read(&kdev->num_mw));
 	xa_destroy(&kdev->mem_xa);
 	kvfree(kdev->mem_last_key);
 	kdev->mem_last_key = NULL;
@@ -80,8 +82,15 @@ static void kiwi_mem_setup(struct kiwi_mem *mem, struct ib_pd *pd,
 	seqcount_spinlock_init(&mem->seq, &mem->lock);
 }
 
+/* Windows count against KIWI_MAX_MW, everything else against KIWI_MAX_MR. */
+static atomic_t *kiwi_mem_num(struct kiwi_device *kdev,
+			      const struct kiwi_mem *mem)
+{
+	return mem->type == KIWI_MEM_MW ? &kdev->num_mw : &kdev->num_mr;
+}
+
 /*
- * Count the object against KIWI_MAX_MR and reserve it an index, the next
+ * Count the object against KIWI_MAX_MR (or _MW) and reserve it an index, the next
  * free one after the last handed out, with a key one above the key that
  * index had last: a stale STag of a freed object does not match the new
  * one. Lookups do not see the object before kiwi_mem_publish().
@@ -91,7 +100,8 @@ static int kiwi_mem_reserve(struct kiwi_device *kdev, struct kiwi_mem *mem)
 	u32 index;
 	int ret;
 
-	if (atomic_inc_return(&kdev->num_mr) > KIWI_MAX_MR) {
+	if (atomic_inc_return(kiwi_mem_num(kdev, mem)) >
+	    (mem->type == KIWI_MEM_MW ? KIWI_MAX_MW : KIWI_MAX_MR)) {
 		ret = -ENOMEM;
 		goto err;
 	}
@@ -106,7 +116,7 @@ static int kiwi_mem_reserve(struct kiwi_device *kdev, struct kiwi_mem *mem)
 	mem->stag = index << 8 | (u8)(kdev->mem_last_key[index] + 1);
 	return 0;
 err:
-	atomic_dec(&kdev->num_mr);
+	atomic_dec(kiwi_mem_num(kdev, mem));
 	return ret;
 }
 
@@ -114,7 +124,7 @@ err:
 static void kiwi_mem_unreserve(struct kiwi_device *kdev, struct kiwi_mem *mem)
 {
 	xa_erase(&kdev->mem_xa, KIWI_STAG_INDEX(mem->stag));
-	atomic_dec(&kdev->num_mr);
+	atomic_dec(kiwi_mem_num(kdev, mem));
 }
 
 /* Make the object visible to lookups; it cannot fail (the slot exists). */
@@ -151,7 +161,7 @@ static void kiwi_mem_remove(struct kiwi_mem *mem)
 
 	kiwi_mem_put(mem);
 	wait_for_completion(&mem->released);
-	atomic_dec(&kdev->num_mr);
+	atomic_dec(kiwi_mem_num(kdev, mem));
 }
 
 /**
@@ -217,7 +227,8 @@ u32 kiwi_mem_check(const struct kiwi_mem *mem, const struct ib_pd *pd,
 		size = mem->len;
 	} while (read_seqcount_retry(&mem->seq, seq));
 
-	if (!valid)
+	/* A window serves tagged access only (kiwi_mem_check_tagged). */
+	if (!valid || mem->type == KIWI_MEM_MW)
 		return KIWI_TC_RDMAP_INV_STAG;
 	if (mem->pd != pd)
 		return KIWI_TC_RDMAP_STAG_NOT_ASSOC;
@@ -230,6 +241,61 @@ u32 kiwi_mem_check(const struct kiwi_mem *mem, const struct ib_pd *pd,
 	if (addr < va || addr - va > size || len > size - (addr - va))
 		return KIWI_TC_RDMAP_BASE_BOUNDS;
 	return 0;
+}
+
+/**
+ * kiwi_mem_check_tagged() - check a peer's tagged access, resolving windows
+ * @memp: the object from kiwi_mem_get(); for a window replaced, on
+ *	success, by the MR it is bound to (the reference moves with it)
+ * @qp: the QP the access arrived on
+ * @access: IB_ACCESS_REMOTE_WRITE / _REMOTE_READ / _LOCAL_WRITE
+ * @addr: Tagged Offset of the first byte; for a window translated, on
+ *	success, to the MR's Tagged Offset
+ * @len: bytes
+ *
+ * An MR is checked as by kiwi_mem_check(). A window (V-PROT-2) must be
+ * valid, bound to @qp (type 2) or to an MR of @qp's PD (type 1), grant
+ * @access itself (the MR's rights are not consulted) and hold the range
+ * to the byte. Nothing the peer sent is used beyond the window's bounds:
+ * the translated range lies inside the MR, which bind checked.
+ *
+ * Context: any context; takes the window's lock.
+ * Return: as kiwi_mem_check(); on failure *@memp and *@addr are unchanged.
+ */
+u32 kiwi_mem_check_tagged(struct kiwi_mem **memp, const struct ib_qp *qp,
+			  int access, u64 *addr, u64 len)
+{
+	struct kiwi_mem *mw = *memp;
+	unsigned long flags;
+	u64 to = *addr;
+	u32 tc = 0;
+
+	if (mw->type != KIWI_MEM_MW)
+		return kiwi_mem_check(mw, qp->pd, access, to, len);
+
+	spin_lock_irqsave(&mw->lock, flags);
+	if (!mw->valid)
+		tc = KIWI_TC_RDMAP_INV_STAG;
+	else if (mw->mw_type == IB_MW_TYPE_2 ? mw->mw_qpn != qp->qp_num :
+					       mw->pd != qp->pd)
+		tc = KIWI_TC_RDMAP_STAG_NOT_ASSOC;
+	else if (access & ~mw->access)
+		tc = KIWI_TC_RDMAP_ACCESS;
+	else if (len && to + (len - 1) < to)
+		tc = KIWI_TC_RDMAP_TO_WRAP;
+	else if (to < mw->va || to - mw->va > mw->len ||
+		 len > mw->len - (to - mw->va))
+		tc = KIWI_TC_RDMAP_BASE_BOUNDS;
+	if (!tc) {
+		/* The window's own reference keeps the MR alive meanwhile. */
+		refcount_inc(&mw->mw_mr->refs);
+		*memp = mw->mw_mr;
+		*addr = to - mw->va + mw->mw_mr_to;
+	}
+	spin_unlock_irqrestore(&mw->lock, flags);
+	if (!tc)
+		kiwi_mem_put(mw);
+	return tc;
 }
 
 /* ---- data access ---- */
@@ -413,13 +479,15 @@ int kiwi_mem_write_skb(struct kiwi_mem *mem, u64 addr,
  * HUGETLB bits are hints and ignored. Remote atomic is accepted because
  * common tools (qperf) ask for it on every MR, but it is never exercised:
  * iWARP without RFC 7306 has no atomic operation, and one arriving is an
- * unknown opcode. Memory windows, zero-based and on-demand MRs do not
- * exist (yet).
+ * unknown opcode. MW binding is kept for kiwi_mem_bind(), which binds
+ * windows to user MRs only. Zero-based and on-demand MRs do not exist
+ * (yet).
  */
 static int kiwi_mem_access_ok(int access)
 {
 	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB);
-	if (access & ~(KIWI_MEM_RIGHTS | IB_ACCESS_REMOTE_ATOMIC))
+	if (access & ~(KIWI_MEM_RIGHTS | IB_ACCESS_REMOTE_ATOMIC |
+		       IB_ACCESS_MW_BIND))
 		return -EOPNOTSUPP;
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
@@ -496,28 +564,197 @@ out:
 	return ret;
 }
 
+/* Drop a window's hold on the MR it was bound to. Context: any. */
+static void kiwi_mem_unbind(struct kiwi_mem *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->mw_bound--;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	kiwi_mem_put(mr);
+}
+
+/*
+ * Make window @mw valid (@mr non-NULL) or invalid, with key and rights as
+ * given; a bound MR it held is returned for kiwi_mem_unbind().
+ */
+static struct kiwi_mem *kiwi_mw_set(struct kiwi_mem *mw, struct kiwi_mem *mr,
+				    u32 stag, u64 to, u64 len, int access,
+				    u32 qpn)
+{
+	struct kiwi_mem *old = mw->mw_mr;
+
+	write_seqcount_begin(&mw->seq);
+	mw->mw_mr = mr;
+	mw->mw_mr_to = to;
+	mw->va = access & IB_ZERO_BASED ? 0 : to;
+	mw->len = len;
+	mw->access = access & KIWI_MEM_REMOTE;
+	mw->mw_qpn = qpn;
+	WRITE_ONCE(mw->stag, stag);
+	WRITE_ONCE(mw->valid, !!mr);
+	write_seqcount_end(&mw->seq);
+	return old;
+}
+
+/*
+ * The window with index @index (whatever its key; V-STAG-4) with a
+ * reference, or NULL when that index names no window.
+ */
+static struct kiwi_mem *kiwi_mw_get(struct kiwi_device *kdev, u32 index)
+{
+	struct kiwi_mem *mem;
+
+	rcu_read_lock();
+	mem = xa_load(&kdev->mem_xa, index);
+	if (mem && (mem->type != KIWI_MEM_MW ||
+		    !refcount_inc_not_zero(&mem->refs)))
+		mem = NULL;
+	rcu_read_unlock();
+	return mem;
+}
+
+/*
+ * May @mr take a window over [@to, @to + @len) with @access (V-MW-4,
+ * V-MW-5, V-ADDR-8)? Called with mr->lock held.
+ */
+static bool kiwi_mw_fits(const struct kiwi_mem *mr, const struct ib_qp *qp,
+			 u64 to, u64 len, int access)
+{
+	if (!mr->valid || mr->pd != qp->pd || mr->type != KIWI_MEM_USER ||
+	    !(mr->access & IB_ACCESS_MW_BIND))
+		return false;
+	/* Remote write needs local write; local read is always granted. */
+	if ((access & IB_ACCESS_REMOTE_WRITE) &&
+	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
+		return false;
+	return to >= mr->va && to - mr->va <= mr->len &&
+	       len <= mr->len - (to - mr->va);
+}
+
+/**
+ * kiwi_mem_bind() - carry out a Bind MW work request
+ * @kdev: the device of the QP
+ * @qp: the QP whose send queue holds the request
+ * @c: the request: rkey the new STag (the window's index, the new key),
+ *	raddr the window's first byte as a Tagged Offset of the MR,
+ *	sge[0].addr its length, sge[0].lkey the MR, sge[0].length the rights
+ *	(IB_ACCESS_REMOTE_READ / _REMOTE_WRITE, IB_ZERO_BASED); flag
+ *	KIWI_WQE_BIND_TYPE1 when ibv_bind_mw() posted it
+ *
+ * Type 2 windows are bound only when invalid, through a work request, and
+ * then serve only @qp. Type 1 windows are bound only through ibv_bind_mw(),
+ * may be bound again while valid (the old binding goes), and a zero length
+ * unbinds them; they serve every QP of their PD. Either way the window
+ * gets the new key, so that no earlier STag reaches it (V-STAG-6).
+ *
+ * Context: any context (the send engine); takes the MR's and the window's
+ * lock with interrupts off.
+ * Return: 0, or -EINVAL when a check of V-MW-4 / V-MW-5 fails (a Completion
+ * Error for the request).
+ */
+int kiwi_mem_bind(struct kiwi_device *kdev, const struct ib_qp *qp,
+		  const struct kiwi_sqe *c)
+{
+	bool type1 = c->flags & KIWI_WQE_BIND_TYPE1;
+	int access = c->sge[0].length;
+	u64 to = c->raddr, len = c->sge[0].addr;
+	struct kiwi_mem *mw, *mr = NULL, *old;
+	unsigned long flags;
+	bool ok;
+
+	mw = kiwi_mw_get(kdev, KIWI_STAG_INDEX(c->rkey));
+	if (!mw)
+		return -EINVAL;
+	if (mw->pd != qp->pd ||
+	    mw->mw_type != (type1 ? IB_MW_TYPE_1 : IB_MW_TYPE_2) ||
+	    access & ~(KIWI_MEM_REMOTE | IB_ZERO_BASED))
+		goto err;
+	if (!type1 || len) {
+		/* At least one remote right (V-MW-5); no wrap (V-ADDR-9). */
+		if (!(access & KIWI_MEM_REMOTE) || to + len < to)
+			goto err;
+		mr = kiwi_mem_get(kdev, c->sge[0].lkey);
+		if (!mr)
+			goto err;
+		spin_lock_irqsave(&mr->lock, flags);
+		ok = kiwi_mw_fits(mr, qp, to, len, access);
+		if (ok)
+			mr->mw_bound++;
+		spin_unlock_irqrestore(&mr->lock, flags);
+		if (!ok) {
+			kiwi_mem_put(mr);
+			goto err;
+		}
+	}
+
+	spin_lock_irqsave(&mw->lock, flags);
+	if (!type1 && mw->valid) {
+		/* A bound type 2 window must be invalidated first. */
+		spin_unlock_irqrestore(&mw->lock, flags);
+		kiwi_mem_unbind(mr);
+		goto err;
+	}
+	old = kiwi_mw_set(mw, mr, c->rkey, to, len, access,
+			  type1 ? 0 : qp->qp_num);
+	spin_unlock_irqrestore(&mw->lock, flags);
+	if (old)
+		kiwi_mem_unbind(old);
+	kiwi_mem_put(mw);
+	return 0;
+err:
+	kiwi_mem_put(mw);
+	return -EINVAL;
+}
+
+/*
+ * Invalidate type 2 window @mw for QP @qpn (V-INV-3, V-INV-8): it must be
+ * bound to that QP, or be invalid already (V-INV-4).
+ */
+static u32 kiwi_mw_invalidate(struct kiwi_mem *mw, u32 qpn)
+{
+	struct kiwi_mem *old = NULL;
+	unsigned long flags;
+	u32 tc = 0;
+
+	if (mw->mw_type != IB_MW_TYPE_2)
+		return KIWI_TC_RDMAP_PROT_CANT_INV;
+	spin_lock_irqsave(&mw->lock, flags);
+	if (mw->valid && mw->mw_qpn != qpn)
+		tc = KIWI_TC_RDMAP_STAG_NOT_ASSOC;
+	else if (mw->valid)
+		old = kiwi_mw_set(mw, NULL, mw->stag, 0, 0, 0, 0);
+	spin_unlock_irqrestore(&mw->lock, flags);
+	if (old)
+		kiwi_mem_unbind(old);
+	return tc;
+}
+
 /**
  * kiwi_mem_invalidate() - invalidate an STag, locally or for the peer
  * @kdev: the device
  * @stag: the STag to invalidate; its key must match
- * @pd: the PD of the QP doing it
+ * @qp: the QP doing it
  * @remote: a Send with Invalidate from the peer, rather than a local
  *	Invalidate WR
  *
- * Only fast-register MRs may be invalidated (and later type-2 memory
- * windows); MRs of reg_user_mr and the DMA MR are always valid until
- * deregistered. Invalidating an STag that is invalid already is allowed
- * (V-INV-4). A remote invalidation also needs the STag to grant a remote
- * right (V-ACC-7, V-INV-2); the QP's remote enables are the caller's to
- * check.
+ * Only fast-register MRs and type 2 windows bound to @qp may be
+ * invalidated; MRs of reg_user_mr and the DMA MR are always valid until
+ * deregistered, and type 1 windows are unbound only by another bind.
+ * Invalidating an STag that is invalid already is allowed (V-INV-4). A
+ * remote invalidation also needs the STag to grant a remote right
+ * (V-ACC-7, V-INV-2; a window always has one); the QP's remote enables are
+ * the caller's to check.
  *
  * Context: any context, softirq included; takes mem->lock.
  * Return: 0, or KIWI_TC_RDMAP_INV_STAG (no such STag), _STAG_NOT_ASSOC
- * (another PD), _PROT_CANT_INV (an object that may not be invalidated),
- * _ACCESS (remote, and the STag has no remote right).
+ * (another PD, or a window bound to another QP), _PROT_CANT_INV (an object
+ * that may not be invalidated), _ACCESS (remote, and the STag has no remote
+ * right).
  */
-u32 kiwi_mem_invalidate(struct kiwi_device *kdev, u32 stag, struct ib_pd *pd,
-			bool remote)
+u32 kiwi_mem_invalidate(struct kiwi_device *kdev, u32 stag,
+			const struct ib_qp *qp, bool remote)
 {
 	struct kiwi_mem *mem = kiwi_mem_get(kdev, stag);
 	unsigned long flags;
@@ -525,8 +762,10 @@ u32 kiwi_mem_invalidate(struct kiwi_device *kdev, u32 stag, struct ib_pd *pd,
 
 	if (!mem)
 		return KIWI_TC_RDMAP_INV_STAG;
-	if (mem->pd != pd) {
+	if (mem->pd != qp->pd) {
 		tc = KIWI_TC_RDMAP_STAG_NOT_ASSOC;
+	} else if (mem->type == KIWI_MEM_MW) {
+		tc = kiwi_mw_invalidate(mem, qp->qp_num);
 	} else if (mem->type != KIWI_MEM_FASTREG) {
 		tc = KIWI_TC_RDMAP_PROT_CANT_INV;
 	} else {
@@ -542,6 +781,38 @@ u32 kiwi_mem_invalidate(struct kiwi_device *kdev, u32 stag, struct ib_pd *pd,
 	}
 	kiwi_mem_put(mem);
 	return tc;
+}
+
+/**
+ * kiwi_mem_qp_gone() - invalidate the type 2 windows bound to a QP
+ * @kdev: the device
+ * @qpn: the number of a QP being destroyed, not yet free for reuse
+ *
+ * Linux cannot refuse Destroy QP (V-MW-9 would), so the windows it holds
+ * become invalid instead: a later QP with the same number must not reach
+ * them.
+ *
+ * Context: process context, the QP's engines stopped.
+ */
+void kiwi_mem_qp_gone(struct kiwi_device *kdev, u32 qpn)
+{
+	struct kiwi_mem *mem;
+	unsigned long index;
+
+	if (!atomic_read(&kdev->num_mw))
+		return;
+	rcu_read_lock();
+	xa_for_each(&kdev->mem_xa, index, mem) {
+		if (mem->type != KIWI_MEM_MW ||
+		    !refcount_inc_not_zero(&mem->refs))
+			continue;
+		rcu_read_unlock();
+		if (mem->mw_type == IB_MW_TYPE_2 && READ_ONCE(mem->valid))
+			kiwi_mw_invalidate(mem, qpn);
+		kiwi_mem_put(mem);
+		rcu_read_lock();
+	}
+	rcu_read_unlock();
 }
 
 /* ---- verbs ---- */
@@ -659,7 +930,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	kiwi_mem_setup(&mr->mem, pd, KIWI_MEM_USER);
-	mr->mem.access = access & KIWI_MEM_RIGHTS;
+	mr->mem.access = access & (KIWI_MEM_RIGHTS | IB_ACCESS_MW_BIND);
 	mr->mem.va = iova;
 	mr->mem.len = length;
 	mr->mem.valid = true;
@@ -778,18 +1049,88 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * @udata: unused
  *
  * Invalidates the STag, waits until no engine holds it, then unpins user
- * pages and frees the MR (after an RCU grace period).
+ * pages and frees the MR (after an RCU grace period). An MR with windows
+ * bound to it stays as it is (V-DEALLOC-2, V-MR-5).
  *
  * Context: process context; sleeps.
- * Return: 0.
+ * Return: 0, or -EBUSY while windows are bound to the MR.
  */
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct kiwi_mr *mr = to_kmr(ibmr);
+	unsigned long flags;
+	bool busy;
+
+	/* Invalid from here on, no window can bind to it any more. */
+	spin_lock_irqsave(&mr->mem.lock, flags);
+	busy = mr->mem.mw_bound;
+	if (!busy) {
+		write_seqcount_begin(&mr->mem.seq);
+		WRITE_ONCE(mr->mem.valid, false);
+		write_seqcount_end(&mr->mem.seq);
+	}
+	spin_unlock_irqrestore(&mr->mem.lock, flags);
+	if (busy)
+		return -EBUSY;
 
 	kiwi_mem_remove(&mr->mem);
 	if (mr->mem.umem)
 		ib_umem_release(mr->mem.umem);
 	kiwi_mr_free(mr);
+	return 0;
+}
+
+/**
+ * kiwi_alloc_mw() - allocate a memory window, invalid until bound
+ * @ibmw: the window the core allocated, with its PD and type
+ * @udata: libkiwi sends no driver data; anything non-zero is refused
+ *
+ * Context: process context; sleeps.
+ * Return: 0, or -EINVAL for driver data, -ENOMEM at KIWI_MAX_MW or without
+ * memory.
+ */
+int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibmw->device);
+	struct kiwi_mem *mem;
+	int ret;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	kiwi_mem_setup(mem, ibmw->pd, KIWI_MEM_MW);
+	mem->mw_type = ibmw->type;
+	ret = kiwi_mem_reserve(kdev, mem);
+	if (ret) {
+		kfree(mem);
+		return ret;
+	}
+	ibmw->rkey = mem->stag;
+	to_kmw(ibmw)->mem = mem;
+	xa_store(&kdev->mem_xa, KIWI_STAG_INDEX(mem->stag), mem, GFP_KERNEL);
+	return 0;
+}
+
+/**
+ * kiwi_dealloc_mw() - deallocate a memory window, bound or not
+ * @ibmw: the window
+ *
+ * Works in either state (V-DEALLOC-1): once no engine holds the window,
+ * it lets go of the MR it was bound to.
+ *
+ * Context: process context; sleeps.
+ * Return: 0.
+ */
+int kiwi_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct kiwi_mem *mem = to_kmw(ibmw)->mem;
+
+	kiwi_mem_remove(mem);
+	if (mem->mw_mr)
+		kiwi_mem_unbind(mem->mw_mr);
+	kfree_rcu(mem, rcu);
 	return 0;
 }

@@ -38,6 +38,7 @@
 #include <rdma/ib_verbs.h>
 
 struct kiwi_device;
+struct kiwi_sqe;
 
 #define KIWI_STAG_INDEX(stag)	((stag) >> 8)
 #define KIWI_STAG_KEY(stag)	((u8)(stag))
@@ -52,11 +53,13 @@ struct kiwi_device;
 #define KIWI_MEM_INDICES	BIT(18)
 #define KIWI_MAX_MR_SIZE	BIT_ULL(36)	/* 64 GiB: page array <= 128 MiB */
 #define KIWI_MAX_FR_PAGES	4096		/* fast-register page list */
+#define KIWI_MAX_MW		4096		/* memory windows, besides MRs */
 
 enum kiwi_mem_type {
 	KIWI_MEM_USER,		/* reg_user_mr: pinned user pages */
 	KIWI_MEM_DMA,		/* get_dma_mr: all kernel memory */
 	KIWI_MEM_FASTREG,	/* alloc_mr: a page list, valid after REG_MR */
+	KIWI_MEM_MW,		/* alloc_mw: a window, valid while bound */
 };
 
 /**
@@ -97,6 +100,13 @@ struct kiwi_fr_pages {
  *	swaps it with @fr, so mapping never disturbs a valid registration
  * @fr_mapped: @fr_next holds a mapping no fast-register has used yet
  * @fr_max: KIWI_MEM_FASTREG: capacity of each list (max_num_sg)
+ * @mw_bound: an MR: windows bound to it, under @lock; deregistration is
+ *	refused while there are any
+ * @mw_mr: KIWI_MEM_MW: the MR it is bound to (holding a reference), or
+ *	NULL; changes under @lock
+ * @mw_mr_to: KIWI_MEM_MW: the MR's Tagged Offset of the window's first byte
+ * @mw_qpn: KIWI_MEM_MW: type 2: the QP it is bound to and usable from
+ * @mw_type: KIWI_MEM_MW: IB_MW_TYPE_1 or IB_MW_TYPE_2
  * @rcu: frees the object once no lookup can still see it
  */
 struct kiwi_mem {
@@ -124,6 +134,12 @@ struct kiwi_mem {
 	bool fr_mapped;
 	u32 fr_max;
 
+	unsigned int mw_bound;
+	struct kiwi_mem *mw_mr;
+	u64 mw_mr_to;
+	u32 mw_qpn;
+	u8 mw_type;
+
 	struct rcu_head rcu;
 };
 
@@ -138,11 +154,27 @@ static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct kiwi_mr, base_mr);
 }
 
+/*
+ * A memory window. Its memory object is allocated apart, as the RDMA core
+ * frees the ib_mw without waiting for an RCU grace period.
+ */
+struct kiwi_mw {
+	struct ib_mw base_mw;
+	struct kiwi_mem *mem;
+};
+
+static inline struct kiwi_mw *to_kmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct kiwi_mw, base_mw);
+}
+
 /* For the engines: lookups and data access, any context. */
 struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag);
 void kiwi_mem_put(struct kiwi_mem *mem);
 u32 kiwi_mem_check(const struct kiwi_mem *mem, const struct ib_pd *pd,
 		   int access, u64 addr, u64 len);
+u32 kiwi_mem_check_tagged(struct kiwi_mem **memp, const struct ib_qp *qp,
+			  int access, u64 *addr, u64 len);
 int kiwi_mem_write(struct kiwi_mem *mem, u64 addr, const void *src,
 		   size_t len);
 int kiwi_mem_read(struct kiwi_mem *mem, u64 addr, void *dst, size_t len);
@@ -151,11 +183,14 @@ int kiwi_mem_write_skb(struct kiwi_mem *mem, u64 addr,
 struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr,
 			   unsigned int *offset);
 
-/* Work requests: REG_MR, LOCAL_INV and Send with Invalidate. */
+/* Work requests: REG_MR, BIND_MW, LOCAL_INV and Send with Invalidate. */
 int kiwi_mem_fastreg(struct kiwi_device *kdev, struct ib_mr *mr, u32 key,
 		     int access);
-u32 kiwi_mem_invalidate(struct kiwi_device *kdev, u32 stag, struct ib_pd *pd,
-			bool remote);
+int kiwi_mem_bind(struct kiwi_device *kdev, const struct ib_qp *qp,
+		  const struct kiwi_sqe *c);
+u32 kiwi_mem_invalidate(struct kiwi_device *kdev, u32 stag,
+			const struct ib_qp *qp, bool remote);
+void kiwi_mem_qp_gone(struct kiwi_device *kdev, u32 qpn);
 
 /* The device's STag table. */
 int kiwi_mem_init(struct kiwi_device *kdev);
@@ -170,5 +205,7 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int kiwi_dealloc_mw(struct ib_mw *ibmw);
 
 #endif /* _KIWI_MEM_H */

@@ -19,6 +19,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "kiwi.h"
+#include "kiwi_mem.h"
 
 static size_t kiwi_sq_bytes(u32 num)
 {
@@ -232,6 +233,8 @@ u8 kiwi_wc_opcode(u8 wr_opcode)
 		return IB_WC_LOCAL_INV;
 	case KIWI_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case KIWI_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
 	}
@@ -555,6 +558,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_qp_close_conn(qp, true);
 	mutex_unlock(&qp->state_lock);
 
+	kiwi_mem_qp_gone(qp->kdev, ibqp->qp_num);
 	xa_erase(&qp->kdev->qp_xa, ibqp->qp_num);
 	/* Wait until the connection manager and the engines let go. */
 	kiwi_qp_put(qp);

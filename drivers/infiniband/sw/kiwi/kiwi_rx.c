@@ -183,7 +183,9 @@ static u32 kiwi_rx_segment_start(struct kiwi_qp *qp)
 		rx->tmem = kiwi_mem_get(qp->kdev, h->stag);
 		if (!rx->tmem)
 			return KIWI_TC_DDP_T_INV_STAG;
-		tc = kiwi_mem_check(rx->tmem, qp->base_qp.pd, access, h->to, seg);
+		rx->to = h->to;
+		tc = kiwi_mem_check_tagged(&rx->tmem, &qp->base_qp, access,
+					   &rx->to, seg);
 		/*
 		 * DDP has no access-rights code (R-AMB-6): the RDMAC verbs
 		 * (Fig. 24) report missing rights like a foreign PD, 0x1102.
@@ -195,7 +197,6 @@ static u32 kiwi_rx_segment_start(struct kiwi_qp *qp)
 			       tc == KIWI_TC_RDMAP_STAG_NOT_ASSOC ||
 			       tc == KIWI_TC_RDMAP_ACCESS ?
 			       KIWI_TC_DDP_T_STAG_NOT_ASSOC : KIWI_TC_DDP_T_INV_STAG;
-		rx->to = h->to;
 		return 0;
 	}
 
@@ -281,9 +282,13 @@ static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 	if (rr.size) {
 		struct kiwi_mem *mem = kiwi_mem_get(qp->kdev, rr.src_stag);
 
-		tc = mem ? kiwi_mem_check(mem, qp->base_qp.pd,
-					  IB_ACCESS_REMOTE_READ, rr.src_to,
-					  rr.size) : KIWI_TC_RDMAP_INV_STAG;
+		/* The response reads the MR behind a window: resolve it. */
+		tc = mem ? kiwi_mem_check_tagged(&mem, &qp->base_qp,
+						 IB_ACCESS_REMOTE_READ,
+						 &rr.src_to, rr.size) :
+			   KIWI_TC_RDMAP_INV_STAG;
+		if (!tc)
+			rr.src_stag = READ_ONCE(mem->stag);
 		if (mem)
 			kiwi_mem_put(mem);
 		if (tc)
@@ -336,7 +341,7 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 		 * STag), not the peer's: the Read fails, and the QP.
 		 */
 		if (o->invalidate &&
-		    kiwi_mem_invalidate(qp->kdev, o->inv_stag, qp->base_qp.pd,
+		    kiwi_mem_invalidate(qp->kdev, o->inv_stag, &qp->base_qp,
 					false))
 			status = IB_WC_LOC_PROT_ERR;
 		spin_lock_irqsave(&qp->sq_lock, flags);
@@ -364,7 +369,7 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 		rx->msn[KIWI_QN_SEND]++;
 		if (h->inv_stag) {
 			tc = kiwi_mem_invalidate(qp->kdev, h->inv_stag,
-						 qp->base_qp.pd, true);
+						 &qp->base_qp, true);
 			if (tc)
 				return tc;
 		}

@@ -711,6 +711,7 @@ static bool kiwi_tx_opcode_ok(const struct kiwi_qp *qp, const struct kiwi_sqe *c
 	case KIWI_WR_SEND:
 	case KIWI_WR_SEND_INV:
 	case KIWI_WR_LOCAL_INV:
+	case KIWI_WR_BIND_MW:
 		return true;
 	case KIWI_WR_RDMA_READ:
 		return c->num_sge <= 1;
@@ -753,7 +754,8 @@ static int kiwi_tx_load(struct kiwi_qp *qp)
 
 	if (!kiwi_tx_opcode_ok(qp, c))
 		return IB_WC_LOC_QP_OP_ERR;
-	if (c->opcode == KIWI_WR_REG_MR || c->opcode == KIWI_WR_LOCAL_INV)
+	if (c->opcode == KIWI_WR_REG_MR || c->opcode == KIWI_WR_LOCAL_INV ||
+	    c->opcode == KIWI_WR_BIND_MW)
 		return 0;	/* no payload */
 	if (c->flags & KIWI_WQE_INLINE) {
 		if (c->inline_len > qp->max_inline || kiwi_wr_is_read(c->opcode))
@@ -897,9 +899,12 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 		break;
 	case KIWI_WR_LOCAL_INV:
 	case KIWI_WR_REG_MR:
+	case KIWI_WR_BIND_MW:
 		if (c->opcode == KIWI_WR_LOCAL_INV)
 			ret = kiwi_mem_invalidate(qp->kdev, c->rkey,
-						  qp->base_qp.pd, false);
+						  &qp->base_qp, false);
+		else if (c->opcode == KIWI_WR_BIND_MW)
+			ret = kiwi_mem_bind(qp->kdev, &qp->base_qp, c);
 		else
 			ret = kiwi_tx_reg_mr(qp, c);
 		kiwi_tx_put_cur(tx);

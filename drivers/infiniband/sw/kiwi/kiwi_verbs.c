@@ -40,9 +40,15 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->max_mr = KIWI_MAX_MR;
 	attr->max_mr_size = KIWI_MAX_MR_SIZE;
 	attr->max_fast_reg_page_list_len = KIWI_MAX_FR_PAGES;
-	/* Fast-register, Local Invalidate and Send with Invalidate. */
+	attr->max_mw = KIWI_MAX_MW;
+	/*
+	 * Fast-register, Local Invalidate and Send with Invalidate; memory
+	 * windows of type 1 and 2B (bound to one QP), for user space.
+	 */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
 }
@@ -213,11 +219,13 @@ const struct ib_device_ops kiwi_verbs_ops = {
 
 	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
 	.alloc_mr = kiwi_alloc_mr,
+	.alloc_mw = kiwi_alloc_mw,
 	.alloc_pd = kiwi_alloc_pd,
 	.alloc_ucontext = kiwi_alloc_ucontext,
 	.create_cq = kiwi_create_cq,
 	.create_qp = kiwi_create_qp,
 	.dealloc_driver = kiwi_dealloc_driver,
+	.dealloc_mw = kiwi_dealloc_mw,
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
 	.dereg_mr = kiwi_dereg_mr,
@@ -250,6 +258,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.req_notify_cq = kiwi_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, base_cq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, kiwi_mw, base_mw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kiwi_pd, base_pd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, kiwi_qp, base_qp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kiwi_ucontext, base_ucontext),
