@@ -268,6 +268,40 @@ static u32 kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * A Terminate that echoes our oldest outstanding Read Request relates to
+ * that Read: it completes with the peer's verdict, not as flushed (V-CS-1,
+ * "Remote Termination Error"; a protection error is an access error).
+ */
+static void kiwi_rx_term_read(struct kiwi_qp *qp, const struct kiwi_term *t)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_orq_entry *o;
+	struct kiwi_read_req rr;
+	unsigned long flags;
+	bool hit = false;
+
+	if (!t->rdmap_hdr)
+		return;
+	kiwi_read_req_parse(t->rdmap_hdr, &rr);
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+	if (tx->orq_head != tx->orq_tail && o->slot != KIWI_ORQ_RTR &&
+	    rr.sink_stag == o->sink_stag && rr.sink_to == o->sink_to) {
+		struct kiwi_sq_slot *slot = &tx->slots[o->slot &
+						       (qp->sq.num - 1)];
+
+		slot->status = kiwi_tc_access(t->code) ? IB_WC_REM_ACCESS_ERR :
+							 IB_WC_REM_OP_ERR;
+		slot->done = true;
+		tx->orq_head++;
+		hit = true;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (hit)
+		kiwi_sq_complete(qp);
+}
+
 /* The peer asks for an RDMA Read: check it and queue it for transmit. */
 static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 {
@@ -390,6 +424,7 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 			ibdev_info_ratelimited(&qp->kdev->ibdev,
 					       "QP %u: peer sent Terminate %08x\n",
 					       qp->base_qp.qp_num, t.code);
+			kiwi_rx_term_read(qp, &t);
 			kiwi_qp_terminated(qp, t.code);
 		}
 		rx->state = KIWI_RX_DEAD;
