@@ -109,9 +109,12 @@ static void kiwi_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops kiwi_context_ops = {
+	.alloc_mw = kiwi_alloc_mw,
 	.alloc_pd = kiwi_alloc_pd,
+	.bind_mw = kiwi_bind_mw,
 	.create_cq = kiwi_create_cq,
 	.create_qp = kiwi_create_qp,
+	.dealloc_mw = kiwi_dealloc_mw,
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dereg_mr = kiwi_dereg_mr,
 	.destroy_cq = kiwi_destroy_cq,

@@ -127,16 +127,47 @@ static uint32_t kiwi_qp_state(struct kiwi_uqp *qp)
 	return __atomic_load_n(&qp->ctrl->state, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * A Bind MW request (see kiwi-abi.h). Type 2 windows only, unless
+ * ibv_bind_mw() posts it; the new key must keep the window's index.
+ */
+static int kiwi_fill_bind(struct ibv_send_wr *wr, struct kiwi_sqe *sqe,
+			  uint16_t flags)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+	struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || mw->type != ((flags & KIWI_WQE_BIND_TYPE1) ?
+				IBV_MW_TYPE_1 : IBV_MW_TYPE_2) ||
+	    (wr->bind_mw.rkey >> 8) != (mw->rkey >> 8))
+		return EINVAL;
+	sqe->opcode = KIWI_WR_BIND_MW;
+	sqe->rkey = wr->bind_mw.rkey;
+	sqe->raddr = bi->addr;
+	sqe->sge[0].addr = bi->length;
+	sqe->sge[0].lkey = bi->mr ? bi->mr->lkey : 0;
+	sqe->sge[0].length = bi->mw_access_flags;
+	return 0;
+}
+
 /* Fill @sqe from @wr; 0 or the errno verbs give for a bad WR. */
 static int kiwi_fill_sqe(struct kiwi_uqp *qp, struct ibv_send_wr *wr,
-			 struct kiwi_sqe *sqe)
+			 struct kiwi_sqe *sqe, uint16_t flags)
 {
-	uint16_t flags = KIWI_WQE_VALID;
-	int i;
+	int i, ret;
 
+	flags |= KIWI_WQE_VALID;
+	memset(sqe, 0, sizeof(*sqe));
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		ret = kiwi_fill_bind(wr, sqe, flags);
+		if (ret)
+			return ret;
+		goto done;
+	}
+	if (flags & KIWI_WQE_BIND_TYPE1)
+		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
 		return EINVAL;
-	memset(sqe, 0, sizeof(*sqe));
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 		sqe->opcode = KIWI_WR_RDMA_WRITE;
@@ -162,12 +193,8 @@ static int kiwi_fill_sqe(struct kiwi_uqp *qp, struct ibv_send_wr *wr,
 		sqe->raddr = wr->wr.rdma.remote_addr;
 		sqe->rkey = wr->wr.rdma.rkey;
 	}
-	if (wr->send_flags & IBV_SEND_SIGNALED)
-		flags |= KIWI_WQE_SIGNALED;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		flags |= KIWI_WQE_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		flags |= KIWI_WQE_READ_FENCE;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint8_t *dst = (uint8_t *)sqe->sge;
 		uint32_t len = 0;
@@ -191,6 +218,11 @@ static int kiwi_fill_sqe(struct kiwi_uqp *qp, struct ibv_send_wr *wr,
 		}
 		sqe->num_sge = wr->num_sge;
 	}
+done:
+	if (wr->send_flags & IBV_SEND_SIGNALED)
+		flags |= KIWI_WQE_SIGNALED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		flags |= KIWI_WQE_READ_FENCE;
 	sqe->id = wr->wr_id;
 	__atomic_store_n(&sqe->flags, flags, __ATOMIC_RELEASE);
 	return 0;
@@ -198,6 +230,13 @@ static int kiwi_fill_sqe(struct kiwi_uqp *qp, struct ibv_send_wr *wr,
 
 int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
+{
+	return kiwi_post_sqes(ibqp, wr, bad_wr, 0);
+}
+
+/* Post @wr's chain, each entry with @wqe_flags besides its own. */
+int kiwi_post_sqes(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr, uint16_t wqe_flags)
 {
 	struct kiwi_uqp *qp = to_uqp(ibqp);
 	uint32_t state = kiwi_qp_state(qp);
@@ -218,7 +257,7 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = ENOMEM;
 			break;
 		}
-		ret = kiwi_fill_sqe(qp, wr, sqe);
+		ret = kiwi_fill_sqe(qp, wr, sqe, wqe_flags);
 		if (ret)
 			break;
 		qp->sq_tail++;

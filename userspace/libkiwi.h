@@ -71,6 +71,8 @@ int kiwi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init);
 int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
+int kiwi_post_sqes(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr, uint16_t wqe_flags);
 int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 
@@ -78,5 +80,11 @@ int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 struct ibv_mr *kiwi_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int kiwi_dereg_mr(struct verbs_mr *vmr);
+
+/* kiwi_mw.c */
+struct ibv_mw *kiwi_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int kiwi_dealloc_mw(struct ibv_mw *mw);
+int kiwi_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 
 #endif /* LIBKIWI_H */

@@ -93,7 +93,7 @@ typedef void *pabi_op;
 struct verbs_context_ops {
 	pabi_op advise_mr;
 	pabi_op alloc_dm;
-	pabi_op alloc_mw;
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	pabi_op alloc_null_mr;
 	pabi_op alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
@@ -101,7 +101,8 @@ struct verbs_context_ops {
 	pabi_op async_event;
 	pabi_op attach_counters_point_flow;
 	pabi_op attach_mcast;
-	pabi_op bind_mw;
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		       struct ibv_mw_bind *mw_bind);
 	pabi_op close_xrcd;
 	pabi_op cq_event;
 	pabi_op create_ah;
@@ -119,7 +120,7 @@ struct verbs_context_ops {
 	pabi_op create_srq;
 	pabi_op create_srq_ex;
 	pabi_op create_wq;
-	pabi_op dealloc_mw;
+	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	pabi_op dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
@@ -222,6 +223,11 @@ struct ibv_reg_mr {
 	struct ib_uverbs_reg_mr core_payload;
 };
 
+struct ibv_alloc_mw {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_mw core_payload;
+};
+
 /* Functions libibverbs exports under IBVERBS_PRIVATE_34. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
@@ -273,6 +279,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
  * cmd_mr.c); the ioctl's driver attributes are not exposed to providers.
  */
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

@@ -58,6 +58,8 @@ int main(void)
 	EXPECT_EQ(sizeof(struct kiwi_create_qp_req), 24);
 	EXPECT_EQ(sizeof(struct kiwi_create_qp_resp), 16);
 	EXPECT_EQ(KIWI_MAX_INLINE, 96);
+	EXPECT_EQ(KIWI_WR_BIND_MW, 6);
+	EXPECT_EQ(KIWI_WQE_BIND_TYPE1, 64);
 	EXPECT_EQ(KIWI_ABI_VERSION, 1);
 	expect(KIWI_DRIVER_ID > RDMA_DRIVER_ERDMA + 1000,
 	       "KIWI_DRIVER_ID lies far above the kernel's driver ids");
@@ -65,6 +67,9 @@ int main(void)
 	/* struct verbs_context_ops: 76 pointers in alphabetical order. */
 	EXPECT_EQ(sizeof(struct verbs_context_ops), 76 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, alloc_pd), 5 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, alloc_mw), 2 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, bind_mw), 10 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, dealloc_mw), 25 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, dealloc_pd), 26 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, free_context), 39 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, query_device_ex), 58 * sizeof(void *));
@@ -104,6 +109,8 @@ int main(void)
 	/* Command buffers: uverbs header then the core payload. */
 	EXPECT_EQ(sizeof(struct ibv_get_context), 16);
 	EXPECT_EQ(sizeof(struct ibv_alloc_pd), 16);
+	EXPECT_EQ(sizeof(struct ibv_alloc_mw), 8 + sizeof(struct ib_uverbs_alloc_mw));
+	EXPECT_EQ(sizeof(struct ibv_alloc_mw), 24);
 	EXPECT_EQ(sizeof(struct ibv_query_port), 24);
 	EXPECT_EQ(sizeof(struct ibv_create_cq), 8 + sizeof(struct ib_uverbs_create_cq));
 	EXPECT_EQ(sizeof(struct ibv_create_qp), 8 + sizeof(struct ib_uverbs_create_qp));
