@@ -1,0 +1,913 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_mw: memory windows, type 1 and type 2, between two hosts.
+ *
+ *   kiwi_mw server ADDR PORT	(owns the memory and binds the windows)
+ *   kiwi_mw client ADDR PORT	(RDMA Writes and Reads through them)
+ *
+ * Both run the same list of cases, one rdma_cm connection each (two for
+ * the case that needs a second QP), and exchange window addresses and
+ * STags in Sends. Every check prints "PASS: ..." or "FAIL: ..." with the
+ * RDMA Verbs digest ID it proves (shared/spec/digest-verbs.md); the exit
+ * status is 1 if any failed. A case whose QP must fail comes last on its
+ * connection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/rdma_cma.h>
+
+#define BUF	65536
+#define R2	4096		/* type 2 window: [R2, R2 + R2LEN) of the MR */
+#define R2LEN	8192
+#define R1	16384		/* type 1 window: [R1, R1 + R1LEN), zero-based */
+#define R1LEN	4096
+#define NRECV	4
+#define KIWI_MAX_MW 4096	/* kiwi_mem.h */
+
+struct msg {
+	uint32_t op;
+	uint32_t rkey;
+	uint32_t rkey2;
+	uint32_t pad;
+	uint64_t addr;
+};
+
+struct conn {
+	struct rdma_cm_id *id;
+	struct ibv_cq *cq;
+	struct msg rx[NRECV], tx;
+	struct ibv_mr *rxmr, *txmr;
+	struct ibv_wc stash[NRECV];
+	int nstash;
+	int disconnected;
+};
+
+static struct rdma_event_channel *ch;
+static struct ibv_pd *pd;
+static int server_side, failed;
+static uint8_t *lbuf;		/* the client's local buffer */
+static struct ibv_mr *lmr;
+
+static void die(const char *what)
+{
+	printf("FAIL: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: ", cond ? "PASS" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		failed++;
+	return cond;
+}
+
+static uint8_t pattern(unsigned int seed, size_t i)
+{
+	uint32_t x = (seed + 1) * 2654435761u ^ (uint32_t)(i / 4) * 40503u;
+
+	return (uint8_t)(x >> (8 * (i % 4)));
+}
+
+static void fill(uint8_t *p, size_t len, unsigned int seed, size_t off)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = pattern(seed, off + i);
+}
+
+/* Does p[0..len) hold pattern @seed as laid at offset @off? */
+static int same(const uint8_t *p, size_t len, unsigned int seed, size_t off)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != pattern(seed, off + i))
+			return 0;
+	return 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The next rdma_cm event; DISCONNECTED ones are noted on their conn. */
+static void wait_event(enum rdma_cm_event_type want, struct rdma_cm_id **id,
+		       struct conn *c)
+{
+	struct rdma_cm_event *ev;
+
+	for (;;) {
+		if (c && c->disconnected)
+			return;
+		if (rdma_get_cm_event(ch, &ev))
+			die("rdma_get_cm_event");
+		if (ev->event == RDMA_CM_EVENT_DISCONNECTED && ev->id->context) {
+			((struct conn *)ev->id->context)->disconnected = 1;
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		if (ev->event == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		if (ev->event != want) {
+			printf("FAIL: rdma_cm event %s status %d, wanted %s\n",
+			       rdma_event_str(ev->event), ev->status,
+			       rdma_event_str(want));
+			exit(1);
+		}
+		if (id)
+			*id = ev->id;
+		rdma_ack_cm_event(ev);
+		return;
+	}
+}
+
+static void post_recv(struct conn *c, int i)
+{
+	struct ibv_sge sge = { (uintptr_t)&c->rx[i], sizeof(c->rx[i]),
+			       c->rxmr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (ibv_post_recv(c->id->qp, &wr, &bad))
+		die("ibv_post_recv");
+}
+
+/* A QP, CQ and receives for @id; the process's one PD on first use. */
+static struct conn *setup(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = NRECV,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		die("calloc");
+	c->id = id;
+	id->context = c;
+	if (!pd && !(pd = ibv_alloc_pd(id->verbs)))
+		die("ibv_alloc_pd");
+	c->cq = ibv_create_cq(id->verbs, 32, NULL, NULL, 0);
+	if (!c->cq)
+		die("ibv_create_cq");
+	attr.send_cq = c->cq;
+	attr.recv_cq = c->cq;
+	if (rdma_create_qp(id, pd, &attr))
+		die("rdma_create_qp");
+	c->rxmr = ibv_reg_mr(pd, c->rx, sizeof(c->rx), IBV_ACCESS_LOCAL_WRITE);
+	c->txmr = ibv_reg_mr(pd, &c->tx, sizeof(c->tx), 0);
+	if (!c->rxmr || !c->txmr)
+		die("ibv_reg_mr");
+	for (int i = 0; i < NRECV; i++)
+		post_recv(c, i);
+	return c;
+}
+
+static struct conn *accept_one(struct rdma_cm_id *lid)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1 };
+	struct rdma_cm_id *id;
+	struct conn *c;
+
+	(void)lid;
+	wait_event(RDMA_CM_EVENT_CONNECT_REQUEST, &id, NULL);
+	c = setup(id);
+	if (rdma_accept(id, &cp))
+		die("rdma_accept");
+	wait_event(RDMA_CM_EVENT_ESTABLISHED, NULL, NULL);
+	return c;
+}
+
+static struct conn *connect_one(const char *addr, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1 };
+	struct rdma_cm_id *id;
+	struct conn *c;
+
+	if (rdma_getaddrinfo(addr, port, &hints, &ai))
+		die("rdma_getaddrinfo");
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000))
+		die("rdma_resolve_addr");
+	rdma_freeaddrinfo(ai);
+	wait_event(RDMA_CM_EVENT_ADDR_RESOLVED, NULL, NULL);
+	if (rdma_resolve_route(id, 5000))
+		die("rdma_resolve_route");
+	wait_event(RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, NULL);
+	c = setup(id);
+	if (!lmr) {
+		lbuf = calloc(1, BUF);
+		lmr = lbuf ? ibv_reg_mr(pd, lbuf, BUF, IBV_ACCESS_LOCAL_WRITE) :
+			     NULL;
+		if (!lmr)
+			die("ibv_reg_mr");
+	}
+	if (rdma_connect(id, &cp))
+		die("rdma_connect");
+	wait_event(RDMA_CM_EVENT_ESTABLISHED, NULL, NULL);
+	return c;
+}
+
+/* Both ends close; each waits for its own DISCONNECTED. */
+static void finish(struct conn *c)
+{
+	rdma_disconnect(c->id);
+	wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL, c);
+	rdma_destroy_qp(c->id);
+	ibv_dereg_mr(c->rxmr);
+	ibv_dereg_mr(c->txmr);
+	ibv_destroy_cq(c->cq);
+	rdma_destroy_id(c->id);
+	free(c);
+}
+
+/*
+ * The next completion: a receive when @recv (keeping others for later),
+ * otherwise the next send-queue one (receives seen meanwhile are kept).
+ */
+static struct ibv_wc next_wc(struct conn *c, int recv)
+{
+	double end = now() + 60;
+	struct ibv_wc wc;
+	int n;
+
+	if (recv && c->nstash) {
+		wc = c->stash[0];
+		memmove(c->stash, c->stash + 1, --c->nstash * sizeof(wc));
+		return wc;
+	}
+	for (;;) {
+		n = ibv_poll_cq(c->cq, 1, &wc);
+		if (n < 0)
+			die("ibv_poll_cq");
+		if (n && wc.status == IBV_WC_SUCCESS &&
+		    wc.opcode == IBV_WC_RECV && !recv) {
+			c->stash[c->nstash++] = wc;
+			continue;
+		}
+		if (n && wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id < NRECV)
+			continue;	/* a receive flushed by a failed QP */
+		if (n)
+			return wc;
+		if (now() > end) {
+			printf("FAIL: no completion in 60 s\n");
+			exit(1);
+		}
+	}
+}
+
+static void send_msg(struct conn *c, uint32_t op, uint64_t addr,
+		     uint32_t rkey, uint32_t rkey2)
+{
+	struct ibv_sge sge = { (uintptr_t)&c->tx, sizeof(c->tx),
+			       c->txmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 100, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	c->tx = (struct msg){ op, rkey, rkey2, 0, addr };
+	if (ibv_post_send(c->id->qp, &wr, &bad))
+		die("ibv_post_send");
+	wc = next_wc(c, 0);
+	if (wc.status != IBV_WC_SUCCESS) {
+		printf("FAIL: Send: %s\n", ibv_wc_status_str(wc.status));
+		exit(1);
+	}
+}
+
+/* Wait for the peer's message @op; returns it. */
+static struct msg recv_msg(struct conn *c, uint32_t op)
+{
+	struct ibv_wc wc = next_wc(c, 1);
+	struct msg m;
+
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+	    wc.wr_id >= NRECV) {
+		printf("FAIL: waiting for message %u: %s opcode %d\n", op,
+		       ibv_wc_status_str(wc.status), wc.opcode);
+		exit(1);
+	}
+	m = c->rx[wc.wr_id];
+	post_recv(c, wc.wr_id);
+	if (m.op != op) {
+		printf("FAIL: message %u, wanted %u\n", m.op, op);
+		exit(1);
+	}
+	return m;
+}
+
+/* Post one signaled send-queue WR and return its completion status. */
+static enum ibv_wc_status post_wait(struct conn *c, struct ibv_send_wr *wr,
+				    enum ibv_wc_opcode *op)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int ret;
+
+	wr->wr_id = 200;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	ret = ibv_post_send(c->id->qp, wr, &bad);
+	if (ret) {
+		errno = ret;
+		die("ibv_post_send");
+	}
+	wc = next_wc(c, 0);
+	if (op)
+		*op = wc.opcode;
+	return wc.status;
+}
+
+/* Client: RDMA Write or Read of lbuf[0..len) at (@raddr, @rkey). */
+static enum ibv_wc_status rdma(struct conn *c, enum ibv_wr_opcode opcode,
+			       size_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)lbuf, (uint32_t)len, lmr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = opcode };
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return post_wait(c, &wr, NULL);
+}
+
+/* Server: bind type 2 window @mw with a new key; the status. */
+static enum ibv_wc_status bind2(struct conn *c, struct ibv_mw *mw,
+				struct ibv_mr *mr, uint64_t addr, uint64_t len,
+				unsigned int access)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
+	enum ibv_wc_opcode op;
+	enum ibv_wc_status st;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ mr, addr, len,
+							  access };
+	st = post_wait(c, &wr, &op);
+	if (st == IBV_WC_SUCCESS) {
+		check(op == IBV_WC_BIND_MW, "V-MW-6: bind completes as IBV_WC_BIND_MW");
+		mw->rkey = wr.bind_mw.rkey;	/* the consumer keeps it */
+	}
+	return st;
+}
+
+/* Server: ibv_bind_mw() of type 1 window @mw; the completion status. */
+static enum ibv_wc_status bind1(struct conn *c, struct ibv_mw *mw,
+				struct ibv_mr *mr, uint64_t addr, uint64_t len,
+				unsigned int access)
+{
+	struct ibv_mw_bind b = { .wr_id = 300,
+				 .send_flags = IBV_SEND_SIGNALED,
+				 .bind_info = { mr, addr, len, access } };
+	uint32_t old = mw->rkey;
+	struct ibv_wc wc;
+	int ret;
+
+	ret = ibv_bind_mw(c->id->qp, mw, &b);
+	if (!check(!ret, "ibv_bind_mw() posts (%s)", strerror(ret)))
+		return IBV_WC_GENERAL_ERR;
+	check(mw->rkey != old && (mw->rkey >> 8) == (old >> 8),
+	      "V-MW-6: ibv_bind_mw() gives the window a new key, same index");
+	wc = next_wc(c, 0);
+	if (wc.status == IBV_WC_SUCCESS)
+		check(wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 300,
+		      "V-MW-6: type 1 bind completes as IBV_WC_BIND_MW");
+	return wc.status;
+}
+
+static enum ibv_wc_status local_inv(struct conn *c, uint32_t rkey)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_LOCAL_INV,
+				  .invalidate_rkey = rkey };
+
+	return post_wait(c, &wr, NULL);
+}
+
+/* The next affiliated async event of @c's QP (others skipped). */
+static enum ibv_event_type qp_event(struct conn *c)
+{
+	struct ibv_context *ctx = c->id->verbs;
+	double end = now() + 60;
+	struct ibv_async_event ev;
+
+	fcntl(ctx->async_fd, F_SETFL,
+	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (now() < end) {
+		struct pollfd p = { ctx->async_fd, POLLIN, 0 };
+		enum ibv_event_type t;
+
+		if (poll(&p, 1, 1000) <= 0 || ibv_get_async_event(ctx, &ev))
+			continue;
+		t = ev.event_type;
+		if (ev.element.qp == c->id->qp) {
+			ibv_ack_async_event(&ev);
+			return t;
+		}
+		ibv_ack_async_event(&ev);
+	}
+	return (enum ibv_event_type)-1;
+}
+
+/* @c's QP state once it is @want, or after 60 s of something else. */
+static int qp_state(struct conn *c, int want)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	double end = now() + 60;
+
+	do {
+		if (ibv_query_qp(c->id->qp, &attr, IBV_QP_STATE, &init))
+			return -1;
+		if ((int)attr.qp_state == want)
+			break;
+		poll(NULL, 0, 10);
+	} while (now() < end);
+	return attr.qp_state;
+}
+
+#define RW (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+#define MR_ALL (IBV_ACCESS_LOCAL_WRITE | RW | IBV_ACCESS_MW_BIND)
+
+static uint8_t *sbuf;	/* the server's memory */
+
+static struct ibv_mr *sreg(int access)
+{
+	struct ibv_mr *mr;
+
+	fill(sbuf, BUF, 0, 0);
+	mr = ibv_reg_mr(pd, sbuf, BUF, access);
+	if (!mr)
+		die("ibv_reg_mr");
+	return mr;
+}
+
+static struct ibv_mw *salloc(enum ibv_mw_type type)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, type);
+
+	if (!mw)
+		die("ibv_alloc_mw");
+	return mw;
+}
+
+/* Server: device limits, and max_mw enforced (V-MW-1). */
+static void srv_limits(struct ibv_context *ctx)
+{
+	static struct ibv_mw *mws[KIWI_MAX_MW + 1];
+	struct ibv_device_attr attr;
+	int n = 0, err = 0;
+
+	if (ibv_query_device(ctx, &attr))
+		die("ibv_query_device");
+	check(attr.max_mw == KIWI_MAX_MW, "device reports max_mw %d", attr.max_mw);
+	check((attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+	      (attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B),
+	      "device reports memory windows of type 1 and 2B");
+	while (n <= attr.max_mw) {
+		mws[n] = ibv_alloc_mw(pd, n % 2 ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+		if (!mws[n]) {
+			err = errno;
+			break;
+		}
+		n++;
+	}
+	check(n == attr.max_mw && err == ENOMEM,
+	      "V-MW-1: %d windows allocated, the next refused with ENOMEM (%s)",
+	      n, strerror(err));
+	while (n--)
+		if (ibv_dealloc_mw(mws[n]))
+			die("ibv_dealloc_mw");
+}
+
+/* Case A: data through both types; dereg and dealloc while bound. */
+static void srv_data(struct conn *c)
+{
+	struct ibv_mr *mr = sreg(MR_ALL);
+	struct ibv_mw *mw2 = salloc(IBV_MW_TYPE_2), *mw1 = salloc(IBV_MW_TYPE_1);
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
+	struct ibv_mw_bind b = { .bind_info = { mr, 0, 1, RW } };
+	struct ibv_send_wr *bad;
+
+	check(mw1->type == IBV_MW_TYPE_1 && mw2->type == IBV_MW_TYPE_2 &&
+	      mw1->rkey && mw2->rkey && mw1->rkey != mw2->rkey,
+	      "V-MW-1: two windows allocated with distinct STags");
+	/* Each kind of bind through the other's verb: immediate EINVAL. */
+	check(ibv_bind_mw(c->id->qp, mw2, &b) == EINVAL,
+	      "ibv_bind_mw() of a type 2 window refused with EINVAL");
+	wr.bind_mw.mw = mw1;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw1->rkey);
+	wr.bind_mw.bind_info = b.bind_info;
+	check(ibv_post_send(c->id->qp, &wr, &bad) == EINVAL,
+	      "IBV_WR_BIND_MW of a type 1 window refused with EINVAL");
+
+	check(bind2(c, mw2, mr, (uintptr_t)sbuf + R2, R2LEN, RW) ==
+	      IBV_WC_SUCCESS, "V-MW-6: type 2 window bound (VA-based)");
+	check(bind1(c, mw1, mr, (uintptr_t)sbuf + R1, R1LEN,
+		    RW | IBV_ACCESS_ZERO_BASED) == IBV_WC_SUCCESS,
+	      "V-MW-3: type 1 window bound (zero-based)");
+	send_msg(c, 1, (uintptr_t)sbuf + R2, mw2->rkey, mw1->rkey);
+	recv_msg(c, 2);
+	check(same(sbuf + R2 + 100, 1000, 2, 0) &&
+	      same(sbuf + R2 + 99, 1, 0, R2 + 99) &&
+	      same(sbuf + R2 + 1100, 1, 0, R2 + 1100),
+	      "V-PROT-2: the Write through the type 2 window landed, to the byte");
+	check(same(sbuf + R1, R1LEN, 3, 0) && same(sbuf + R1 - 1, 1, 0, R1 - 1) &&
+	      same(sbuf + R1 + R1LEN, 1, 0, R1 + R1LEN),
+	      "V-PROT-2: the Write at TO 0 of the zero-based window landed at its base");
+
+	check(ibv_dereg_mr(mr) == EBUSY,
+	      "V-DEALLOC-2: dereg of an MR with bound windows refused with EBUSY");
+	check(ibv_dealloc_mw(mw1) == 0,
+	      "V-DEALLOC-1: dealloc of a bound type 1 window");
+	check(ibv_dereg_mr(mr) == EBUSY,
+	      "V-DEALLOC-2: still EBUSY while the type 2 window is bound");
+	check(local_inv(c, mw2->rkey) == IBV_WC_SUCCESS,
+	      "V-INV-1: Local Invalidate of the type 2 window");
+	check(local_inv(c, mw2->rkey) == IBV_WC_SUCCESS,
+	      "V-INV-4: Local Invalidate of the invalid window again");
+	check(ibv_dereg_mr(mr) == 0,
+	      "V-INV-8: the invalidated window let go of the MR: dereg succeeds");
+	check(ibv_dealloc_mw(mw2) == 0, "V-DEALLOC-1: dealloc of an invalid window");
+	send_msg(c, 3, 0, 0, 0);
+}
+
+static void cli_data(struct conn *c)
+{
+	struct msg m = recv_msg(c, 1);
+
+	check(rdma(c, IBV_WR_RDMA_READ, R2LEN, m.addr, m.rkey) ==
+	      IBV_WC_SUCCESS && same(lbuf, R2LEN, 0, R2),
+	      "V-PROT-2: RDMA Read of the whole type 2 window, data checked");
+	fill(lbuf, 1000, 2, 0);
+	check(rdma(c, IBV_WR_RDMA_WRITE, 1000, m.addr + 100, m.rkey) ==
+	      IBV_WC_SUCCESS, "RDMA Write into the type 2 window");
+	fill(lbuf, R1LEN, 3, 0);
+	check(rdma(c, IBV_WR_RDMA_WRITE, R1LEN, 0, m.rkey2) == IBV_WC_SUCCESS,
+	      "RDMA Write of the whole zero-based type 1 window at TO 0");
+	memset(lbuf, 0, R1LEN);
+	check(rdma(c, IBV_WR_RDMA_READ, R1LEN, 0, m.rkey2) == IBV_WC_SUCCESS &&
+	      same(lbuf, R1LEN, 3, 0),
+	      "RDMA Read back through the type 1 window, data checked");
+	send_msg(c, 2, 0, 0, 0);
+	recv_msg(c, 3);
+}
+
+/*
+ * Case B: the window is bound, used, then invalidated (locally, or by the
+ * client's Send with Invalidate when @remote) or deallocated (@dealloc);
+ * the next access must fail and leave the memory alone.
+ */
+static void srv_revoke(struct conn *c, int remote, int dealloc)
+{
+	struct ibv_mr *mr = sreg(MR_ALL);
+	struct ibv_mw *mw2 = salloc(IBV_MW_TYPE_2);
+	const char *how = remote ? "Send with Invalidate" :
+			  dealloc ? "dealloc" : "Local Invalidate";
+
+	check(bind2(c, mw2, mr, (uintptr_t)sbuf + R2, R2LEN, RW) ==
+	      IBV_WC_SUCCESS, "type 2 window bound (%s case)", how);
+	send_msg(c, 1, (uintptr_t)sbuf + R2, mw2->rkey, 0);
+	if (remote) {
+		struct ibv_wc wc = next_wc(c, 1);
+
+		check(wc.status == IBV_WC_SUCCESS &&
+		      (wc.wc_flags & IBV_WC_WITH_INV) &&
+		      wc.invalidated_rkey == mw2->rkey,
+		      "V-INV-10: the receive completes with the window's STag invalidated");
+		post_recv(c, wc.wr_id);
+	} else {
+		recv_msg(c, 2);
+		if (dealloc)
+			check(ibv_dealloc_mw(mw2) == 0,
+			      "V-DEALLOC-1: dealloc of the bound window");
+		else
+			check(local_inv(c, mw2->rkey) == IBV_WC_SUCCESS,
+			      "V-INV-1: Local Invalidate of the bound window");
+	}
+	check(same(sbuf + R2, 64, 4, 0), "%s case: the first Write landed", how);
+	send_msg(c, 3, 0, 0, 0);
+	check(qp_event(c) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-PROT-6: access after %s: IBV_EVENT_QP_ACCESS_ERR on the responder", how);
+	check(same(sbuf + R2 + 64, R2LEN - 64, 0, R2 + 64) &&
+	      same(sbuf + R2, 64, 4, 0),
+	      "V-PROT-2: the refused %s placed nothing",
+	      remote ? "Write" : "Read");
+	if (!dealloc)
+		check(ibv_dealloc_mw(mw2) == 0, "dealloc of the invalid window");
+	check(ibv_dereg_mr(mr) == 0, "dereg of the MR once no window is bound");
+}
+
+static void cli_revoke(struct conn *c, int remote, int dealloc)
+{
+	struct msg m = recv_msg(c, 1);
+	const char *how = remote ? "Send with Invalidate" :
+			  dealloc ? "dealloc" : "Local Invalidate";
+	enum ibv_wc_status st;
+
+	fill(lbuf, 64, 4, 0);
+	check(rdma(c, IBV_WR_RDMA_WRITE, 64, m.addr, m.rkey) == IBV_WC_SUCCESS,
+	      "%s case: Write through the bound window", how);
+	if (remote) {
+		struct ibv_sge sge = { (uintptr_t)&c->tx, sizeof(c->tx),
+				       c->txmr->lkey };
+		struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND_WITH_INV,
+					  .invalidate_rkey = m.rkey };
+
+		c->tx.op = 2;
+		check(post_wait(c, &wr, NULL) == IBV_WC_SUCCESS,
+		      "V-INV-1: Send with Invalidate of the window");
+	} else {
+		send_msg(c, 2, 0, 0, 0);
+	}
+	recv_msg(c, 3);
+	fill(lbuf, 64, 5, 0);
+	if (remote) {
+		/* A Write completes once sent; the Terminate comes after. */
+		check(rdma(c, IBV_WR_RDMA_WRITE, 64, m.addr + 64, m.rkey) ==
+		      IBV_WC_SUCCESS, "Write after %s sent", how);
+		check(qp_event(c) == IBV_EVENT_QP_ACCESS_ERR,
+		      "V-PROT-8: Write after %s: the peer's Terminate gives IBV_EVENT_QP_ACCESS_ERR",
+		      how);
+		return;
+	}
+	st = rdma(c, IBV_WR_RDMA_READ, 64, m.addr, m.rkey);
+	check(st == IBV_WC_REM_ACCESS_ERR,
+	      "V-PROT-8: Read after %s fails with IBV_WC_REM_ACCESS_ERR (%s)",
+	      how, ibv_wc_status_str(st));
+}
+
+/* Case C: a type 1 window bound again; its old key is dead (V-STAG-6). */
+static void srv_rebind(struct conn *c)
+{
+	struct ibv_mr *mr = sreg(MR_ALL);
+	struct ibv_mw *mw1 = salloc(IBV_MW_TYPE_1);
+	uint32_t first;
+
+	check(bind1(c, mw1, mr, (uintptr_t)sbuf + R1, R1LEN, RW) ==
+	      IBV_WC_SUCCESS, "type 1 window bound (VA-based)");
+	first = mw1->rkey;
+	send_msg(c, 1, (uintptr_t)sbuf + R1, first, 0);
+	recv_msg(c, 2);
+	check(bind1(c, mw1, mr, (uintptr_t)sbuf + R1, R1LEN, RW) ==
+	      IBV_WC_SUCCESS, "V-MW-3: a bound type 1 window bound again");
+	send_msg(c, 3, (uintptr_t)sbuf + R1, mw1->rkey, first);
+	check(qp_event(c) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-PROT-6: the old key: IBV_EVENT_QP_ACCESS_ERR on the responder");
+	check(same(sbuf + R1, 64, 6, 0) && same(sbuf + R1 + 64, 64, 0, R1 + 64),
+	      "the Write with the new key landed, the one with the old did not");
+	check(ibv_dealloc_mw(mw1) == 0 && ibv_dereg_mr(mr) == 0,
+	      "V-DEALLOC-1: dealloc of the bound window frees the MR for dereg");
+}
+
+static void cli_rebind(struct conn *c)
+{
+	struct msg m = recv_msg(c, 1);
+	enum ibv_wc_status st;
+
+	fill(lbuf, 64, 4, 0);
+	check(rdma(c, IBV_WR_RDMA_WRITE, 64, m.addr, m.rkey) == IBV_WC_SUCCESS,
+	      "Write through the type 1 window");
+	send_msg(c, 2, 0, 0, 0);
+	m = recv_msg(c, 3);
+	fill(lbuf, 64, 6, 0);
+	check(rdma(c, IBV_WR_RDMA_WRITE, 64, m.addr, m.rkey) == IBV_WC_SUCCESS,
+	      "V-STAG-6: Write with the key of the latest bind");
+	fill(lbuf, 64, 7, 0);
+	st = rdma(c, IBV_WR_RDMA_WRITE, 64, m.addr + 64, m.rkey2);
+	check(st == IBV_WC_SUCCESS, "Write with the key of the earlier bind sent");
+	check(qp_event(c) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-STAG-6: the earlier key: the peer's Terminate gives IBV_EVENT_QP_ACCESS_ERR");
+}
+
+/*
+ * Case D: two connections a and b of one PD. The type 1 window, bound
+ * through a, serves b too; the type 2 window serves only a.
+ */
+static void srv_two_qps(struct conn *a, struct conn *b)
+{
+	struct ibv_mr *mr = sreg(MR_ALL);
+	struct ibv_mw *mw2 = salloc(IBV_MW_TYPE_2), *mw1 = salloc(IBV_MW_TYPE_1);
+
+	check(bind2(a, mw2, mr, (uintptr_t)sbuf + R2, R2LEN, RW) ==
+	      IBV_WC_SUCCESS, "type 2 window bound through QP a");
+	check(bind1(a, mw1, mr, (uintptr_t)sbuf + R1, R1LEN, RW) ==
+	      IBV_WC_SUCCESS, "type 1 window bound through QP a");
+	send_msg(a, 1, (uintptr_t)sbuf, mw2->rkey, mw1->rkey);
+	recv_msg(a, 2);
+	check(same(sbuf + R1, 64, 8, 0) && same(sbuf + R2, 64, 9, 0),
+	      "V-MW-6: Writes through QP b (type 1) and QP a (type 2) landed");
+	send_msg(a, 3, 0, 0, 0);
+	check(qp_event(b) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-PROT-2: type 2 window used through QP b: IBV_EVENT_QP_ACCESS_ERR on b");
+	recv_msg(a, 4);
+	check(same(sbuf + R2, 64, 11, 0) && same(sbuf + R2 + 64, 64, 0, R2 + 64),
+	      "QP a's Write after the refusal landed, and only it");
+	check(ibv_dealloc_mw(mw1) == 0 && ibv_dealloc_mw(mw2) == 0 &&
+	      ibv_dereg_mr(mr) == 0, "dealloc of both windows, then dereg");
+	send_msg(a, 5, 0, 0, 0);
+}
+
+static void cli_two_qps(struct conn *a, struct conn *b)
+{
+	struct msg m = recv_msg(a, 1);
+	enum ibv_wc_status st;
+
+	fill(lbuf, 64, 8, 0);
+	check(rdma(b, IBV_WR_RDMA_WRITE, 64, m.addr + R1, m.rkey2) ==
+	      IBV_WC_SUCCESS, "V-MW-6: type 1 window usable from another QP of its PD");
+	fill(lbuf, 64, 9, 0);
+	check(rdma(a, IBV_WR_RDMA_WRITE, 64, m.addr + R2, m.rkey) ==
+	      IBV_WC_SUCCESS, "type 2 window usable from the QP it is bound to");
+	send_msg(a, 2, 0, 0, 0);
+	recv_msg(a, 3);
+	st = rdma(b, IBV_WR_RDMA_READ, 128, m.addr + R2, m.rkey);
+	check(st == IBV_WC_REM_ACCESS_ERR,
+	      "V-PROT-2: Read of a type 2 window through another QP fails with IBV_WC_REM_ACCESS_ERR (%s)",
+	      ibv_wc_status_str(st));
+	fill(lbuf, 64, 11, 0);
+	check(rdma(a, IBV_WR_RDMA_WRITE, 64, m.addr + R2, m.rkey) ==
+	      IBV_WC_SUCCESS, "the type 2 window still serves its own QP");
+	send_msg(a, 4, 0, 0, 0);
+	recv_msg(a, 5);
+}
+
+/*
+ * Refused binds and invalidations (V-MW-4, V-MW-5): each is a completion
+ * error that fails the QP, so each has a connection of its own.
+ */
+enum { REF_NO_MW_BIND, REF_BEYOND, REF_RIGHTS, REF_NO_RIGHT, REF_BOUND,
+       REF_INV_TYPE1, REF_WRAP, REF_NUM };
+
+static void srv_refuse(struct conn *c, int k)
+{
+	static const char *const what[REF_NUM] = {
+		"V-MW-4: bind to an MR without MW_BIND access",
+		"V-MW-4: window reaching one byte beyond the MR",
+		"V-MW-5: remote write on an MR without local write",
+		"V-MW-5: window without any remote right",
+		"V-MW-4: bind of a type 2 window that is bound",
+		"V-INV-1: Local Invalidate of a type 1 window",
+		"V-ADDR-9: window whose range wraps",
+	};
+	int access = k == REF_NO_MW_BIND ? IBV_ACCESS_LOCAL_WRITE | RW :
+		     k == REF_RIGHTS ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND :
+		     MR_ALL;
+	struct ibv_mr *mr = sreg(access);
+	struct ibv_mw *mw = salloc(k == REF_INV_TYPE1 ? IBV_MW_TYPE_1 :
+				   IBV_MW_TYPE_2);
+	uint64_t base = (uintptr_t)sbuf;
+	enum ibv_wc_status st;
+
+	switch (k) {
+	case REF_BEYOND:
+		st = bind2(c, mw, mr, base + BUF - 100, 101, RW);
+		break;
+	case REF_NO_RIGHT:
+		st = bind2(c, mw, mr, base, 100, 0);
+		break;
+	case REF_BOUND:
+		check(bind2(c, mw, mr, base, 100, RW) == IBV_WC_SUCCESS,
+		      "type 2 window bound");
+		st = bind2(c, mw, mr, base, 100, RW);
+		break;
+	case REF_INV_TYPE1:
+		check(bind1(c, mw, mr, base, 100, RW) == IBV_WC_SUCCESS,
+		      "type 1 window bound");
+		st = local_inv(c, mw->rkey);
+		break;
+	case REF_WRAP:
+		st = bind2(c, mw, mr, base, UINT64_MAX - 10, RW);
+		break;
+	default:
+		st = bind2(c, mw, mr, base, 100, RW);
+		break;
+	}
+	check(st == IBV_WC_MW_BIND_ERR, "%s: IBV_WC_MW_BIND_ERR (%s)",
+	      what[k], ibv_wc_status_str(st));
+	/* The QP goes through Terminate to Error after the completion. */
+	check(qp_state(c, IBV_QPS_ERR) == IBV_QPS_ERR, "%s: the QP goes to ERR",
+	      what[k]);
+	check(ibv_dealloc_mw(mw) == 0 && ibv_dereg_mr(mr) == 0,
+	      "%s: dealloc and dereg afterwards", what[k]);
+}
+
+static int server(const char *addr, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct rdma_cm_id *lid;
+	struct conn *a, *b;
+
+	if (rdma_getaddrinfo(addr, port, &hints, &ai))
+		die("rdma_getaddrinfo");
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 4))
+		die("rdma_bind_addr/rdma_listen");
+	rdma_freeaddrinfo(ai);
+	if (posix_memalign((void **)&sbuf, 4096, BUF))
+		die("posix_memalign");
+	pd = ibv_alloc_pd(lid->verbs);
+	if (!pd)
+		die("ibv_alloc_pd");
+	srv_limits(lid->verbs);
+	printf("listening\n");
+	fflush(stdout);
+
+	a = accept_one(lid);
+	srv_data(a);
+	finish(a);
+	for (int k = 0; k < 3; k++) {
+		a = accept_one(lid);
+		srv_revoke(a, k == 1, k == 2);
+		finish(a);
+	}
+	a = accept_one(lid);
+	srv_rebind(a);
+	finish(a);
+	a = accept_one(lid);
+	b = accept_one(lid);
+	srv_two_qps(a, b);
+	finish(b);
+	finish(a);
+	for (int k = 0; k < REF_NUM; k++) {
+		a = accept_one(lid);
+		srv_refuse(a, k);
+		finish(a);
+	}
+	rdma_destroy_id(lid);
+	printf("%s\n", failed ? "FAILED" : "done");
+	return !!failed;
+}
+
+static int client(const char *addr, const char *port)
+{
+	struct conn *a, *b;
+
+	a = connect_one(addr, port);
+	cli_data(a);
+	finish(a);
+	for (int k = 0; k < 3; k++) {
+		a = connect_one(addr, port);
+		cli_revoke(a, k == 1, k == 2);
+		finish(a);
+	}
+	a = connect_one(addr, port);
+	cli_rebind(a);
+	finish(a);
+	a = connect_one(addr, port);
+	b = connect_one(addr, port);
+	cli_two_qps(a, b);
+	finish(b);
+	finish(a);
+	for (int k = 0; k < REF_NUM; k++) {
+		/* The server's QP fails; the connection closes. */
+		a = connect_one(addr, port);
+		wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL, a);
+		finish(a);
+	}
+	printf("%s\n", failed ? "FAILED" : "done");
+	return !!failed;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: kiwi_mw server|client ADDR PORT\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ch = rdma_create_event_channel();
+	if (!ch)
+		die("rdma_create_event_channel");
+	server_side = !strcmp(argv[1], "server");
+	if (server_side)
+		return server(argv[2], argv[3]);
+	if (!strcmp(argv[1], "client"))
+		return client(argv[2], argv[3]);
+	return 2;
+}
