@@ -426,6 +426,12 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 		return;
 	}
 	if (sk && (sk->sk_shutdown & RCV_SHUTDOWN)) {
+		/*
+		 * TCP marks the FIN before the receive engine has read the
+		 * data in front of it (a Terminate above all): read it first.
+		 */
+		if (cep->qp && cep->qp->sock == cep->sock)
+			kiwi_rx_drain(cep->qp);
 		/* The peer closed: the consumer hears it, then the close. */
 		kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_DISCONNECT, 0);
 		kiwi_cep_teardown(cep, true);
