@@ -62,6 +62,7 @@ struct ibv_cq *kiwi_create_cq(struct ibv_context *ctx, int cqe,
 int kiwi_destroy_cq(struct ibv_cq *ibcq);
 int kiwi_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc);
 int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int kiwi_resize_cq(struct ibv_cq *ibcq, int cqe);
 
 /* kiwi_qp.c */
 struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);

@@ -174,7 +174,7 @@ struct verbs_context_ops {
 				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	pabi_op rereg_mr;
-	pabi_op resize_cq;
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
 	pabi_op set_ece;
 	pabi_op unimport_dm;
 	pabi_op unimport_mr;
@@ -200,6 +200,11 @@ struct ibv_query_port {
 struct ibv_create_cq {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_create_cq core_payload;
+};
+
+struct ibv_resize_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_resize_cq core_payload;
 };
 
 struct ibv_create_qp {
@@ -253,6 +258,9 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+		      size_t resp_size);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
