@@ -78,6 +78,8 @@ int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 /* kiwi_mr.c */
 struct ibv_mr *kiwi_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
+int kiwi_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 int kiwi_dereg_mr(struct verbs_mr *vmr);
 
 #endif /* LIBKIWI_H */

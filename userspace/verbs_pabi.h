@@ -173,7 +173,8 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	pabi_op rereg_mr;
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
 	pabi_op set_ece;
 	pabi_op unimport_dm;
@@ -227,6 +228,11 @@ struct ibv_reg_mr {
 	struct ib_uverbs_reg_mr core_payload;
 };
 
+struct ibv_rereg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_rereg_mr core_payload;
+};
+
 /* Functions libibverbs exports under IBVERBS_PRIVATE_34. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
@@ -276,6 +282,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   uint64_t hca_va, int access, struct verbs_mr *vmr,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 /*
  * One argument in every rdma-core from 44 to 64 (libibverbs/driver.h and
  * cmd_mr.c); the ioctl's driver attributes are not exposed to providers.

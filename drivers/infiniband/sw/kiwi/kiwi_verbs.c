@@ -247,6 +247,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.query_port = kiwi_query_port,
 	.query_qp = kiwi_query_qp,
 	.reg_user_mr = kiwi_reg_user_mr,
+	.rereg_user_mr = kiwi_rereg_user_mr,
 	.req_notify_cq = kiwi_req_notify_cq,
 	.resize_cq = kiwi_resize_cq,
 
