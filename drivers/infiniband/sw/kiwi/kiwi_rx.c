@@ -306,6 +306,36 @@ static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 }
 
 /* A whole segment is in and its CRC checked: act on it. */
+/*
+ * A Terminate the peer sent for one of our RDMA Read Requests (its echoed
+ * headers name the Read's sink STag) fails that Read with a remote access
+ * error before the flush completes the rest (V-CS-1 "Remote Termination
+ * Error", V-PROT-7): the consumer learns which WR was refused.
+ */
+static void kiwi_rx_read_refused(struct kiwi_qp *qp, const struct kiwi_term *t)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_orq_entry *o;
+	unsigned long flags;
+	bool failed = false;
+
+	if (!t->r || t->opcode != KIWI_OP_READ_REQ || !kiwi_tc_access(t->code))
+		return;
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+	if (tx->orq_head != tx->orq_tail && o->slot != KIWI_ORQ_RTR &&
+	    o->sink_stag == get_unaligned_be32(t->rdmap_hdr)) {
+		tx->slots[o->slot & (qp->sq.num - 1)].status =
+			IB_WC_REM_ACCESS_ERR;
+		tx->slots[o->slot & (qp->sq.num - 1)].done = true;
+		tx->orq_head++;
+		failed = true;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (failed)
+		kiwi_sq_complete(qp);
+}
+
 static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = qp->rx;
@@ -372,6 +402,7 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 					       "QP %u: peer sent Terminate %08x\n",
 					       qp->base_qp.qp_num, t.code);
 			kiwi_qp_terminated(qp, t.code);
+			kiwi_rx_read_refused(qp, &t);
 		}
 		rx->state = KIWI_RX_DEAD;
 		if (qp->cep)
