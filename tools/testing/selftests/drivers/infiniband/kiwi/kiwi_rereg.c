@@ -8,8 +8,8 @@
  *
  * The peer exports a buffer (address and rkey in its accept's private
  * data) and runs the owner's commands: an RDMA Write of a pattern into the
- * owner's MR at a given address and rkey, answered with the Write's
- * completion status. A Write the owner refuses ends the connection with a
+ * owner's MR at a given address and rkey, or an RDMA Read of it checked
+ * against a pattern, answered with the completion status. A Write the owner refuses ends the connection with a
  * Terminate (the peer's Write itself completed when it was sent, as RDMA
  * Writes do); the peer reports the affiliated asynchronous event that
  * Terminate raised in the private data of its next accept. The owner checks the bytes in its own memory. Cases that end a
@@ -38,7 +38,7 @@
 #define LEN	5000		/* bytes each Write moves */
 #define TIMEOUT	60		/* seconds to wait for a completion */
 
-enum { CMD_WRITE = 1, CMD_QUIT = 2 };
+enum { CMD_WRITE = 1, CMD_READ = 2, CMD_QUIT = 3 };
 
 struct cmd {
 	uint64_t addr;
@@ -50,7 +50,7 @@ struct cmd {
 
 struct reply {
 	uint32_t status;
-	uint32_t pad;
+	uint32_t match;		/* CMD_READ: the bytes hold the pattern */
 };
 
 /* The peer's accept private data. */
@@ -58,6 +58,8 @@ struct hello {
 	uint64_t addr;
 	uint32_t rkey;
 	uint32_t last_event;	/* 1 + the async event ending the last one */
+	uint32_t last_status;	/* the status of the peer's last Read or Write */
+	uint32_t pad;
 };
 
 struct conn {
@@ -215,7 +217,7 @@ static int peer(const char *addr, const char *port)
 	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
 				       .ai_port_space = RDMA_PS_TCP }, *ai;
 	struct rdma_cm_id *listen_id;
-	uint32_t last_event = 0;
+	uint32_t last_event = 0, last_status = 0;
 	uint8_t *buf = NULL;
 	struct ibv_mr *mr = NULL;
 	struct conn c;
@@ -252,7 +254,9 @@ static int peer(const char *addr, const char *port)
 		c.hello.addr = (uintptr_t)buf;
 		c.hello.rkey = mr->rkey;
 		c.hello.last_event = last_event;
+		c.hello.last_status = last_status;
 		last_event = 0;
+		last_status = 0;
 		if (post(&c, 0, &c.cmd, sizeof(c.cmd), c.msg_mr->lkey, 0, 0, 0) ||
 		    rdma_accept(c.id, &param))
 			die("accept");
@@ -267,17 +271,24 @@ static int peer(const char *addr, const char *port)
 				quit = 1;
 				break;
 			}
-			fill(buf, c.cmd.seed, c.cmd.len);
+			if (c.cmd.op == CMD_WRITE)
+				fill(buf, c.cmd.seed, c.cmd.len);
+			else
+				memset(buf, 0, c.cmd.len);
 			if (post(&c, 1, buf, c.cmd.len, mr->lkey,
-				 IBV_WR_RDMA_WRITE, c.cmd.addr, c.cmd.rkey))
+				 c.cmd.op == CMD_WRITE ? IBV_WR_RDMA_WRITE :
+				 IBV_WR_RDMA_READ, c.cmd.addr, c.cmd.rkey))
 				break;
 			wc = next_wc(&c);
-			printf("write seed %u: %s\n", c.cmd.seed,
-			       ibv_wc_status_str(wc.status));
+			printf("%s seed %u: %s\n",
+			       c.cmd.op == CMD_WRITE ? "write" : "read",
+			       c.cmd.seed, ibv_wc_status_str(wc.status));
 			fflush(stdout);
+			last_status = wc.status;
 			if (wc.status != IBV_WC_SUCCESS)
 				break;
 			c.reply.status = wc.status;
+			c.reply.match = holds(buf, c.cmd.seed, c.cmd.len);
 			if (post(&c, 0, &c.cmd, sizeof(c.cmd), c.msg_mr->lkey,
 				 0, 0, 0) ||
 			    post(&c, 1, &c.reply, sizeof(c.reply),
@@ -338,14 +349,15 @@ static void connect_peer(struct conn *c)
 }
 
 /*
- * The peer writes LEN bytes of pattern @seed to @addr, @rkey. Return: the
- * status of its Write, or -1 when the connection ended instead (the peer
+ * The peer writes LEN bytes of pattern @seed to @addr, @rkey (CMD_WRITE),
+ * or reads them and checks they hold it (CMD_READ). Return: the status of
+ * its Write or Read, or -1 when the connection ended instead (the peer
  * reports the status in its next hello).
  */
-static int peer_write(struct conn *c, void *addr, uint32_t rkey,
-		      uint32_t seed)
+static int peer_op(struct conn *c, uint32_t op, void *addr, uint32_t rkey,
+		   uint32_t seed)
 {
-	c->cmd = (struct cmd){ .op = CMD_WRITE, .addr = (uintptr_t)addr,
+	c->cmd = (struct cmd){ .op = op, .addr = (uintptr_t)addr,
 			       .rkey = rkey, .len = LEN, .seed = seed };
 	if (post(c, 0, &c->reply, sizeof(c->reply), c->msg_mr->lkey, 0, 0,
 		 0) ||
@@ -356,6 +368,12 @@ static int peer_write(struct conn *c, void *addr, uint32_t rkey,
 		if (next_wc(c).status != IBV_WC_SUCCESS)
 			return -1;
 	return c->reply.status;
+}
+
+static int peer_write(struct conn *c, void *addr, uint32_t rkey,
+		      uint32_t seed)
+{
+	return peer_op(c, CMD_WRITE, addr, rkey, seed);
 }
 
 /* An RDMA Read of the peer's first @len bytes into @dst through @lkey. */
@@ -492,11 +510,45 @@ static int owner(void)
 	check(st == -1 && ended(&c) && !memcmp(snap, buf1, 4 * page),
 	      "V-MR-7 V-ACC-6 the peer's Write without remote write ends the connection, memory untouched");
 
-	/* Connection 3: a stale key on the right index, locally. */
+	/* Connection 3: remote read taken away. */
 	connect_peer(&c);
 	check(c.hello.last_event == 1 + IBV_EVENT_QP_ACCESS_ERR,
 	      "V-ACC-6 the peer's QP got IBV_EVENT_QP_ACCESS_ERR from the Terminate (%u)",
 	      c.hello.last_event);
+	fill(buf1 + 200, 9, LEN);
+	st = peer_op(&c, CMD_READ, buf1 + 200, mr->rkey, 9);
+	check(st == IBV_WC_SUCCESS && c.reply.match,
+	      "the peer's RDMA Read of the MR with remote read returns its bytes (status %d)",
+	      st);
+	ret = rereg(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, LW | RW);
+	check(!ret, "rereg from remote read to remote write only (%d)", ret);
+	st = peer_op(&c, CMD_READ, buf1 + 200, mr->rkey, 9);
+	check(st == -1 && ended(&c),
+	      "V-MR-7 the peer's Read without remote read ends the connection");
+
+	/* Connection 4: the MR moved to a PD the QPs do not have. */
+	connect_peer(&c);
+	check(c.hello.last_status == IBV_WC_REM_ACCESS_ERR &&
+	      c.hello.last_event == 1 + IBV_EVENT_QP_ACCESS_ERR,
+	      "V-PROT-7 V-CS-1 the peer's refused Read completed with REM_ACCESS_ERR, its QP got QP_ACCESS_ERR (%u, %u)",
+	      c.hello.last_status, c.hello.last_event);
+	old_key = mr->rkey;
+	ret = rereg(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	check(!ret && mr->rkey == old_key, "rereg to the other PD again (%d)",
+	      ret);
+	memcpy(snap, buf1, 4 * page);
+	st = peer_write(&c, buf1 + 200, mr->rkey, 10);
+	check(st == -1 && ended(&c) && !memcmp(snap, buf1, 4 * page),
+	      "V-MR-7 V-PROT-1 the peer's Write to the MR of another PD than the QP's ends the connection, memory untouched");
+
+	/* Connection 5: a stale key on the right index, locally. */
+	connect_peer(&c);
+	check(c.hello.last_event == 1 + IBV_EVENT_QP_ACCESS_ERR,
+	      "V-PROT-1 the peer's QP got QP_ACCESS_ERR (%u)",
+	      c.hello.last_event);
+	ret = rereg(mr, IBV_REREG_MR_CHANGE_PD, pd1, NULL, 0, 0);
+	check(!ret && mr->rkey == old_key, "rereg back to the QPs' PD (%d)",
+	      ret);
 	st = local_read(&c, buf1 + 200, LEN,
 			(mr->lkey & ~0xffu) | ((mr->lkey + 1) & 0xff));
 	check(st == IBV_WC_LOC_PROT_ERR,
@@ -504,7 +556,7 @@ static int owner(void)
 	      st);
 	teardown(&c);
 
-	/* Connection 4: the lkey replaced by a rereg, locally. */
+	/* Connection 6: the lkey replaced by a rereg, locally. */
 	connect_peer(&c);
 	st = local_read(&c, buf2 + 7, LEN, key0);
 	check(st == IBV_WC_LOC_PROT_ERR,
@@ -512,7 +564,7 @@ static int owner(void)
 	      st);
 	teardown(&c);
 
-	/* Connection 5: an SGE whose end wraps past 2^64, locally. */
+	/* Connection 7: an SGE whose end wraps past 2^64, locally. */
 	connect_peer(&c);
 	st = local_read(&c, (void *)(uintptr_t)(UINT64_MAX - 99), LEN,
 			mr->lkey);
@@ -521,7 +573,7 @@ static int owner(void)
 	      st);
 	teardown(&c);
 
-	/* Connection 6: a rereg that fails leaves the MR Invalid (V-MR-6). */
+	/* Connection 8: a rereg that fails leaves the MR Invalid (V-MR-6). */
 	connect_peer(&c);
 	ret = rereg(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, LW | RW | RR);
 	check(!ret, "rereg back to all rights (%d)", ret);
@@ -539,7 +591,7 @@ static int owner(void)
 	check(st == -1 && ended(&c) && !memcmp(snap, buf1, 4 * page),
 	      "V-MR-6 the failed rereg left the MR Invalid: the peer's Write ends the connection");
 
-	/* Connection 7: the verdict, and the end. */
+	/* Connection 9: the verdict, and the end. */
 	connect_peer(&c);
 	check(c.hello.last_event == 1 + IBV_EVENT_QP_ACCESS_ERR,
 	      "V-MR-6 the peer's QP got IBV_EVENT_QP_ACCESS_ERR from the Terminate (%u)",
