@@ -815,7 +815,7 @@ static bool kiwi_mem_windows_bound(const struct kiwi_mem *mem)
  * memory windows bound and -EINVAL for an MR not from reg_user_mr or
  * driver data (the MR stays as it was), or the errors of
  * kiwi_reg_user_mr() for the new values, after which the MR is Invalid
- * until deregistered (V-MR-6).
+ * until a rereg succeeds or it is deregistered (V-MR-6).
  */
 struct ib_mr *kiwi_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 iova, int access,
@@ -858,6 +858,8 @@ struct ib_mr *kiwi_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	write_seqcount_begin(&mem->seq);
 	mem->access = access & KIWI_MEM_RIGHTS;
 	WRITE_ONCE(mem->pd, pd);
+	/* Valid again after a rereg that failed (V-MR-7). */
+	WRITE_ONCE(mem->valid, true);
 	write_seqcount_end(&mem->seq);
 	spin_unlock_irqrestore(&mem->lock, irqflags);
 	return NULL;

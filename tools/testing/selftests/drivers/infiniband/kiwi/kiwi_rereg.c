@@ -596,7 +596,30 @@ static int owner(void)
 	check(c.hello.last_event == 1 + IBV_EVENT_QP_ACCESS_ERR,
 	      "V-MR-6 the peer's QP got IBV_EVENT_QP_ACCESS_ERR from the Terminate (%u)",
 	      c.hello.last_event);
-	check(!ibv_dereg_mr(mr), "dereg the MR that failed its rereg");
+	ret = rereg(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, LW | RW);
+	check(!ret && mr->rkey == old_key,
+	      "V-MR-5 an Invalid MR can be reregistered: rights alone, same STag (%d)",
+	      ret);
+	st = peer_write(&c, buf1 + 200, mr->rkey, 11);
+	check(st == IBV_WC_SUCCESS && holds(buf1 + 200, 11, LEN),
+	      "V-MR-7 the MR is Valid again after the rereg: the peer's Write lands (status %d)",
+	      st);
+	check(!ibv_dereg_mr(mr), "dereg the MR");
+
+	/* Write rights over pages pinned for reading only: pinned again. */
+	mr = ibv_reg_mr(pd1, buf2, 2 * page, RR);
+	old_key = mr ? mr->rkey : 0;
+	ret = mr ? rereg(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			 LW | RW | RR) : -1;
+	check(!ret && (mr->rkey >> 8) != (old_key >> 8),
+	      "rereg of a read-only MR to write rights: a new STag 0x%x, was 0x%x (%d)",
+	      mr ? mr->rkey : 0, old_key, ret);
+	st = mr ? peer_write(&c, buf2, mr->rkey, 12) : -1;
+	check(st == IBV_WC_SUCCESS && holds(buf2, 12, LEN),
+	      "the peer's Write lands in the MR that was read-only (status %d)",
+	      st);
+	if (mr)
+		ibv_dereg_mr(mr);
 	c.cmd.op = CMD_QUIT;
 	post(&c, 1, &c.cmd, sizeof(c.cmd), c.msg_mr->lkey, IBV_WR_SEND, 0, 0);
 	next_wc(&c);
