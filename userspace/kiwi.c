@@ -129,6 +129,8 @@ static const struct verbs_context_ops kiwi_context_ops = {
 	.query_qp = kiwi_query_qp,
 	.reg_mr = kiwi_reg_mr,
 	.req_notify_cq = kiwi_req_notify_cq,
+	.rereg_mr = kiwi_rereg_mr,
+	.resize_cq = kiwi_resize_cq,
 };
 
 static struct verbs_context *kiwi_alloc_context(struct ibv_device *ibdev,

@@ -87,6 +87,60 @@ err:
 	return NULL;
 }
 
+struct kiwi_resize_cq_cmd {
+	struct ibv_resize_cq ibv_cmd;
+	struct kiwi_create_cq_req req;
+};
+
+struct kiwi_resize_cq_uresp {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct kiwi_create_cq_resp resp;
+};
+
+/*
+ * A new ring for the kernel to move the queued CQEs into (to its start, in
+ * order); the CQ lock keeps pollers and arming off both rings meanwhile.
+ */
+int kiwi_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct kiwi_ucq *cq = container_of(ibcq, struct kiwi_ucq, ibv_cq);
+	struct kiwi_resize_cq_uresp resp;
+	struct kiwi_resize_cq_cmd cmd;
+	struct kiwi_ring ring, old;
+	uint32_t num;
+	int ret;
+
+	if (cqe < 1 || cqe > 65536)
+		return EINVAL;
+	num = kiwi_pow2_roundup(cqe);
+	ret = kiwi_ring_alloc(&ring, KIWI_RING_BYTES(num, sizeof(struct kiwi_cqe),
+						     struct kiwi_cq_ctrl));
+	if (ret)
+		return ret;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	cmd.req.ring_va = (uintptr_t)ring.addr;
+	cmd.req.num_cqe = num;
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		pthread_spin_unlock(&cq->lock);
+		kiwi_ring_free(&ring);
+		return ret;
+	}
+	old = cq->ring;
+	cq->ring = ring;
+	cq->num_cqe = num;
+	cq->queue = ring.addr;
+	cq->ctrl = (struct kiwi_cq_ctrl *)(cq->queue + num);
+	cq->get = 0;
+	pthread_spin_unlock(&cq->lock);
+	kiwi_ring_free(&old);
+	return 0;
+}
+
 int kiwi_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct kiwi_ucq *cq = container_of(ibcq, struct kiwi_ucq, ibv_cq);
@@ -135,8 +189,11 @@ int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct kiwi_ucq *cq = container_of(ibcq, struct kiwi_ucq, ibv_cq);
 
+	/* The lock keeps a resize from moving the ring under us. */
+	pthread_spin_lock(&cq->lock);
 	__atomic_store_n(&cq->ctrl->notify, solicited_only ?
 			 KIWI_NOTIFY_SOLICITED : KIWI_NOTIFY_NEXT,
 			 __ATOMIC_SEQ_CST);
+	pthread_spin_unlock(&cq->lock);
 	return 0;
 }

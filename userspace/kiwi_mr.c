@@ -32,6 +32,27 @@ struct ibv_mr *kiwi_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * The kernel may answer with a new STag (a new translation does); the core
+ * hands it back in lkey and rkey. On failure libibverbs reports
+ * IBV_REREG_MR_ERR_CMD, and the MR is Invalid until deregistered.
+ */
+int kiwi_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret)
+		errno = ret;
+	return ret;
+}
+
 int kiwi_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret = ibv_cmd_dereg_mr(vmr);

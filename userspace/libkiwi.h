@@ -62,6 +62,7 @@ struct ibv_cq *kiwi_create_cq(struct ibv_context *ctx, int cqe,
 int kiwi_destroy_cq(struct ibv_cq *ibcq);
 int kiwi_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc);
 int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int kiwi_resize_cq(struct ibv_cq *ibcq, int cqe);
 
 /* kiwi_qp.c */
 struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
@@ -79,6 +80,8 @@ int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 /* kiwi_mr.c */
 struct ibv_mr *kiwi_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
+int kiwi_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 int kiwi_dereg_mr(struct verbs_mr *vmr);
 
 /* kiwi_mw.c */

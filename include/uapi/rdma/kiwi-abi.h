@@ -177,6 +177,12 @@ struct kiwi_create_cq_resp {
 	__u32 num_cqe;
 };
 
+/*
+ * IB_USER_VERBS_CMD_RESIZE_CQ carries the same request and response: the
+ * new ring, allocated as for create. The kernel moves the queued CQEs to
+ * the start of the new ring, in order, and libkiwi polls it from entry 0.
+ */
+
 /* libkiwi -> kernel, with IB_USER_VERBS_CMD_CREATE_QP. */
 struct kiwi_create_qp_req {
 	__aligned_u64 sq_va;	/* SQE array + kiwi_sq_ctrl */

@@ -1067,6 +1067,7 @@ static void t_term_fpdu_76_and_28(void)
 	CHECK_EQ(h.opcode, KIWI_OP_TERMINATE);
 	CHECK_EQ(kiwi_term_parse(fpdu + 20, ulen - 18, &back), 0);
 	CHECK(back.m && back.d && back.r);
+	CHECK_EQ(back.opcode, KIWI_OP_READ_REQ);
 	CHECK_EQ(back.ddp_hdr_len, 18);
 	if (back.ddp_hdr && back.rdmap_hdr) {
 		CHECK_MEM(back.ddp_hdr, rreq, 18);
@@ -1083,6 +1084,7 @@ static void t_term_fpdu_76_and_28(void)
 	CHECK_EQ(kiwi_term_parse(fpdu + 20, ulen - 18, &back), 0);
 	CHECK_EQ(back.code, KIWI_TC_MPA_CRC);
 	CHECK(!back.m && !back.d && !back.r);
+	CHECK_EQ(back.opcode, -1);
 }
 
 static void t_term_reserved_ignored(void)

@@ -33,8 +33,13 @@ static size_t kiwi_cq_ring_bytes(u32 num_cqe)
 			       struct kiwi_cq_ctrl);
 }
 
-static int kiwi_cq_user_ring(struct kiwi_cq *cq, const struct ib_cq_init_attr *attr,
-			     struct ib_udata *udata)
+/*
+ * Pin and map the ring libkiwi names in @udata (create and resize), of at
+ * least @cqe entries, and tell libkiwi its size.
+ */
+static int kiwi_cq_user_ring(struct ib_device *ibdev, int cqe,
+			     struct ib_udata *udata, struct kiwi_umap *umap,
+			     u32 *num_cqe)
 {
 	struct kiwi_create_cq_resp resp = {};
 	struct kiwi_create_cq_req req;
@@ -44,22 +49,21 @@ static int kiwi_cq_user_ring(struct kiwi_cq *cq, const struct ib_cq_init_attr *a
 	if (ret)
 		return ret;
 	if (req.reserved || !is_power_of_2(req.num_cqe) ||
-	    req.num_cqe < attr->cqe || req.num_cqe > KIWI_MAX_CQE)
+	    req.num_cqe < cqe || req.num_cqe > KIWI_MAX_CQE)
 		return -EINVAL;
 
-	ret = kiwi_umap_get(cq->base_cq.device, req.ring_va,
-			    kiwi_cq_ring_bytes(req.num_cqe), &cq->umap);
+	ret = kiwi_umap_get(ibdev, req.ring_va, kiwi_cq_ring_bytes(req.num_cqe),
+			    umap);
 	if (ret)
 		return ret;
-	cq->num_cqe = req.num_cqe;
-	cq->queue = cq->umap.addr;
-
-	resp.cq_id = 0;
-	resp.num_cqe = cq->num_cqe;
+	resp.num_cqe = req.num_cqe;
 	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (ret)
-		kiwi_umap_put(&cq->umap);
-	return ret;
+	if (ret) {
+		kiwi_umap_put(umap);
+		return ret;
+	}
+	*num_cqe = req.num_cqe;
+	return 0;
 }
 
 /* The CPU of completion vector @vector: the @vector-th online CPU. */
@@ -153,9 +157,11 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	atomic_set(&cq->notify_busy, 0);
 
 	if (udata) {
-		ret = kiwi_cq_user_ring(cq, attr, udata);
+		ret = kiwi_cq_user_ring(ibcq->device, attr->cqe, udata,
+					&cq->umap, &cq->num_cqe);
 		if (ret)
 			goto err;
+		cq->queue = cq->umap.addr;
 	} else {
 		cq->num_cqe = roundup_pow_of_two(attr->cqe);
 		cq->queue = vzalloc(kiwi_cq_ring_bytes(cq->num_cqe));
@@ -169,6 +175,107 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 err:
 	atomic_dec(&kdev->num_cq);
+	return ret;
+}
+
+/*
+ * The queued CQEs of a ring, oldest first from *@first. A kernel CQ knows
+ * its consumer index; libkiwi's is its own, but libkiwi clears VALID in
+ * order, so the queued entries are the run of VALID ones that ends just
+ * before the producer index.
+ */
+static u32 kiwi_cq_queued(struct kiwi_cq *cq, bool user, u32 *first)
+{
+	u32 n;
+
+	if (!user) {
+		*first = cq->get;
+		return cq->put - cq->get;
+	}
+	for (n = 0; n < cq->num_cqe; n++) {
+		u32 i = (cq->put - 1 - n) & (cq->num_cqe - 1);
+
+		if (!(kiwi_ring_flags(&cq->queue[i].flags) & KIWI_CQE_VALID))
+			break;
+	}
+	*first = cq->put - n;
+	return n;
+}
+
+/**
+ * kiwi_resize_cq() - give a CQ a ring of another size (V-CQ-7)
+ * @ibcq: the CQ
+ * @cqe: entries wanted, 1 to KIWI_MAX_CQE
+ * @udata: user CQs: struct kiwi_create_cq_req naming the new ring, which
+ *	libkiwi allocated as for create; struct kiwi_create_cq_resp back
+ *
+ * The queued CQEs move, in order, to the start of the new ring, and the
+ * notification request moves with them; the old ring is released. Nothing
+ * is lost: producers and kernel pollers wait on cq->lock meanwhile, and
+ * libkiwi holds its own CQ lock around the command.
+ *
+ * Context: process context; sleeps.
+ * Return: 0, -EINVAL for @cqe out of range, a bad request, or @cqe below
+ * the number of CQEs queued (the CQ is unchanged then), -ENOMEM, or the
+ * errors of pinning a user ring.
+ */
+int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct kiwi_cq *cq = to_kcq(ibcq);
+	struct kiwi_umap umap = {};
+	struct kiwi_cqe *queue, *old;
+	struct kiwi_cq_ctrl *ctrl;
+	unsigned long flags;
+	u32 num, n, first, i;
+	int ret;
+
+	if (cqe < 1 || cqe > KIWI_MAX_CQE)
+		return -EINVAL;
+	if (udata) {
+		ret = kiwi_cq_user_ring(ibcq->device, cqe, udata, &umap, &num);
+		if (ret)
+			return ret;
+		queue = umap.addr;
+	} else {
+		num = roundup_pow_of_two(cqe);
+		queue = vzalloc(kiwi_cq_ring_bytes(num));
+		if (!queue)
+			return -ENOMEM;
+	}
+	ctrl = (struct kiwi_cq_ctrl *)(queue + num);
+
+	spin_lock_irqsave(&cq->lock, flags);
+	n = kiwi_cq_queued(cq, udata, &first);
+	if (n > cqe) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		ret = -EINVAL;
+		goto err;
+	}
+	for (i = 0; i < n; i++) {
+		const struct kiwi_cqe *src;
+
+		src = &cq->queue[(first + i) & (cq->num_cqe - 1)];
+		queue[i] = *src;
+		queue[i].flags = kiwi_ring_flags(&src->flags);
+	}
+	ctrl->notify = READ_ONCE(cq->ctrl->notify);
+	old = cq->queue;
+	swap(cq->umap, umap);
+	cq->queue = queue;
+	cq->ctrl = ctrl;
+	cq->num_cqe = num;
+	cq->put = n;
+	cq->get = 0;
+	ibcq->cqe = num;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	queue = old;
+	ret = 0;
+err:
+	/* The ring not in use: the old one, or the new one refused. */
+	if (udata)
+		kiwi_umap_put(&umap);
+	else
+		vfree(queue);
 	return ret;
 }
 
@@ -295,13 +402,17 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	u32 arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
 		  KIWI_NOTIFY_SOLICITED : KIWI_NOTIFY_NEXT;
 
-	/* Full barrier: arm before looking for missed completions. */
-	smp_store_mb(cq->ctrl->notify, arm);
-	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
-		struct kiwi_cqe *cqe = &cq->queue[READ_ONCE(cq->get) &
-						  (cq->num_cqe - 1)];
+	unsigned long irqflags;
+	int missed = 0;
 
-		return !!(kiwi_ring_flags(&cqe->flags) & KIWI_CQE_VALID);
+	/* Under the lock: kiwi_cq_add() and kiwi_resize_cq() see the arm. */
+	spin_lock_irqsave(&cq->lock, irqflags);
+	WRITE_ONCE(cq->ctrl->notify, arm);
+	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
+		struct kiwi_cqe *cqe = &cq->queue[cq->get & (cq->num_cqe - 1)];
+
+		missed = !!(kiwi_ring_flags(&cqe->flags) & KIWI_CQE_VALID);
 	}
-	return 0;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return missed;
 }

@@ -136,6 +136,18 @@ static void kiwi_mem_publish(struct kiwi_device *kdev, struct kiwi_mem *mem,
 	xa_store(&kdev->mem_xa, KIWI_STAG_INDEX(mem->stag), mem, GFP_KERNEL);
 }
 
+/* Make the object Invalid: no access passes kiwi_mem_check() any more. */
+static void kiwi_mem_revoke(struct kiwi_mem *mem)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mem->lock, flags);
+	write_seqcount_begin(&mem->seq);
+	WRITE_ONCE(mem->valid, false);
+	write_seqcount_end(&mem->seq);
+	spin_unlock_irqrestore(&mem->lock, flags);
+}
+
 /*
  * Invalidate the object, take it out of the table and wait until no engine
  * holds it. Afterwards nothing but RCU readers that will fail their
@@ -147,13 +159,8 @@ static void kiwi_mem_remove(struct kiwi_mem *mem)
 {
 	struct kiwi_device *kdev = mem->kdev;
 	u32 index = KIWI_STAG_INDEX(mem->stag);
-	unsigned long flags;
 
-	spin_lock_irqsave(&mem->lock, flags);
-	write_seqcount_begin(&mem->seq);
-	WRITE_ONCE(mem->valid, false);
-	write_seqcount_end(&mem->seq);
-	spin_unlock_irqrestore(&mem->lock, flags);
+	kiwi_mem_revoke(mem);
 
 	/* Written while the index is still ours; xa_erase() orders it. */
 	kdev->mem_last_key[index] = KIWI_STAG_KEY(READ_ONCE(mem->stag));
@@ -214,6 +221,7 @@ void kiwi_mem_put(struct kiwi_mem *mem)
 u32 kiwi_mem_check(const struct kiwi_mem *mem, const struct ib_pd *pd,
 		   int access, u64 addr, u64 len)
 {
+	const struct ib_pd *owner;
 	unsigned int seq;
 	u64 va, size;
 	int granted;
@@ -222,6 +230,7 @@ u32 kiwi_mem_check(const struct kiwi_mem *mem, const struct ib_pd *pd,
 	do {
 		seq = read_seqcount_begin(&mem->seq);
 		valid = mem->valid;
+		owner = mem->pd;
 		granted = mem->access;
 		va = mem->va;
 		size = mem->len;
@@ -230,7 +239,7 @@ u32 kiwi_mem_check(const struct kiwi_mem *mem, const struct ib_pd *pd,
 	/* A window serves tagged access only (kiwi_mem_check_tagged). */
 	if (!valid || mem->type == KIWI_MEM_MW)
 		return KIWI_TC_RDMAP_INV_STAG;
-	if (mem->pd != pd)
+	if (owner != pd)
 		return KIWI_TC_RDMAP_STAG_NOT_ASSOC;
 	if (access & ~granted)
 		return KIWI_TC_RDMAP_ACCESS;
@@ -1041,6 +1050,96 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	mem->fr_mapped = true;
 	spin_unlock_irqrestore(&mem->lock, flags);
 	return n;
+}
+
+/*
+ * Memory windows bound to the MR refuse a Reregister and leave it as it
+ * is (V-MR-5, V-MR-6). A bind that races with the rereg sees the MR
+ * valid or not, as with deregistration.
+ */
+static bool kiwi_mem_windows_bound(struct kiwi_mem *mem)
+{
+	unsigned long flags;
+	bool bound;
+
+	spin_lock_irqsave(&mem->lock, flags);
+	bound = mem->mw_bound;
+	spin_unlock_irqrestore(&mem->lock, flags);
+	return bound;
+}
+
+/**
+ * kiwi_rereg_user_mr() - Reregister a user MR (ibv_rereg_mr)
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_TRANS, _PD and _ACCESS, in any combination
+ * @start: IB_MR_REREG_TRANS: user address of the first byte
+ * @length: IB_MR_REREG_TRANS: bytes
+ * @iova: IB_MR_REREG_TRANS: Tagged Offset of the first byte
+ * @access: IB_MR_REREG_ACCESS: the new rights
+ * @pd: the PD the MR is to have (its own without IB_MR_REREG_PD)
+ * @udata: libkiwi sends no driver data
+ *
+ * A new translation, or write rights over pages pinned read-only, makes a
+ * new MR with a new STag index; the RDMA core then deregisters the old
+ * one, so its STag is refused from then on (V-MR-7, V-PROT-8). A change of
+ * rights or PD alone happens in place and keeps the STag: the next check
+ * of every access sees the new values. kiwi_mem_check() reads rights and
+ * PD as one snapshot, and an access already checked completes as it
+ * would after an invalidate followed by a fresh registration (V-MR-7).
+ *
+ * Context: process context of the owner; sleeps.
+ * Return: NULL when changed in place, the new MR, or ERR_PTR: -EBUSY with
+ * memory windows bound and -EINVAL for an MR not from reg_user_mr or
+ * driver data (the MR stays as it was), or the errors of
+ * kiwi_reg_user_mr() for the new values, after which the MR is Invalid
+ * until a rereg succeeds or it is deregistered (V-MR-6).
+ */
+struct ib_mr *kiwi_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 iova, int access,
+				 struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct kiwi_mem *mem = &to_kmr(ibmr)->mem;
+	unsigned long irqflags;
+	struct ib_mr *new;
+	int ret;
+
+	if (mem->type != KIWI_MEM_USER)
+		return ERR_PTR(-EINVAL);
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EINVAL);
+	if (kiwi_mem_windows_bound(mem))
+		return ERR_PTR(-EBUSY);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mem->access;
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mem->umem->address;
+		length = mem->len;
+		iova = mem->va;
+	}
+
+	if ((flags & IB_MR_REREG_TRANS) ||
+	    (ib_access_writable(access) && !mem->umem->writable)) {
+		new = kiwi_reg_user_mr(pd, start, length, iova, access, NULL);
+		if (IS_ERR(new))
+			kiwi_mem_revoke(mem);	/* V-MR-6 */
+		return new;
+	}
+
+	ret = kiwi_mem_access_ok(access);
+	if (ret) {
+		kiwi_mem_revoke(mem);
+		return ERR_PTR(ret);
+	}
+	spin_lock_irqsave(&mem->lock, irqflags);
+	write_seqcount_begin(&mem->seq);
+	mem->access = access & KIWI_MEM_RIGHTS;
+	WRITE_ONCE(mem->pd, pd);
+	/* Valid again after a rereg that failed (V-MR-7). */
+	WRITE_ONCE(mem->valid, true);
+	write_seqcount_end(&mem->seq);
+	spin_unlock_irqrestore(&mem->lock, irqflags);
+	return NULL;
 }
 
 /**

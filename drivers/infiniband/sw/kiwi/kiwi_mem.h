@@ -77,7 +77,7 @@ struct kiwi_fr_pages {
 /**
  * struct kiwi_mem - one registered memory object, looked up by STag
  * @stag: index << 8 | key; the key changes only with a fast-register
- * @pd: protection domain, fixed for the object's life
+ * @pd: protection domain; only a Reregister changes it
  * @access: IB_ACCESS_LOCAL_WRITE / REMOTE_WRITE / REMOTE_READ granted
  * @va: Tagged Offset of the first registered byte (iova)
  * @len: bytes registered
@@ -88,7 +88,7 @@ struct kiwi_fr_pages {
  * @released: completed when @refs drops to zero
  * @lock: serialises state changes (fast-register, invalidate); taken
  *	with interrupts off, as engines may invalidate from softirq
- * @seq: lets kiwi_mem_check() read @valid, @access, @va and @len as one
+ * @seq: lets kiwi_mem_check() read @valid, @pd, @access, @va and @len as one
  *	consistent snapshot without taking @lock
  * @umem: KIWI_MEM_USER: the pinned memory
  * @pages: KIWI_MEM_USER: its pages, in order
@@ -204,6 +204,9 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 			    u32 max_num_sg);
 int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
+struct ib_mr *kiwi_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 iova, int access,
+				 struct ib_pd *pd, struct ib_udata *udata);
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int kiwi_dealloc_mw(struct ib_mw *ibmw);

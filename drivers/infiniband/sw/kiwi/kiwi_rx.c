@@ -281,7 +281,7 @@ static void kiwi_rx_term_read(struct kiwi_qp *qp, const struct kiwi_term *t)
 	unsigned long flags;
 	bool hit = false;
 
-	if (!t->rdmap_hdr)
+	if (!t->rdmap_hdr || t->opcode != KIWI_OP_READ_REQ)
 		return;
 	kiwi_read_req_parse(t->rdmap_hdr, &rr);
 	spin_lock_irqsave(&qp->sq_lock, flags);

@@ -255,7 +255,9 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.query_port = kiwi_query_port,
 	.query_qp = kiwi_query_qp,
 	.reg_user_mr = kiwi_reg_user_mr,
+	.rereg_user_mr = kiwi_rereg_user_mr,
 	.req_notify_cq = kiwi_req_notify_cq,
+	.resize_cq = kiwi_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, base_cq),
 	INIT_RDMA_OBJ_SIZE(ib_mw, kiwi_mw, base_mw),

@@ -470,6 +470,7 @@ u32 kiwi_term_parse(const u8 *buf, size_t len, struct kiwi_term *t)
 	t->m = ctrl & TERM_FLAG_M;
 	t->d = ctrl & TERM_FLAG_D;
 	t->r = ctrl & TERM_FLAG_R;
+	t->opcode = -1;
 
 	if (t->d) {
 		unsigned int hl;
@@ -486,6 +487,7 @@ u32 kiwi_term_parse(const u8 *buf, size_t len, struct kiwi_term *t)
 			return KIWI_TC_RDMAP_OP_UNSPEC;
 		t->ddp_hdr = buf + off;
 		t->ddp_hdr_len = hl;
+		t->opcode = buf[off + 1] & RDMAP_OPCODE_MASK;
 		off += hl;
 	}
 	if (t->r) {

@@ -297,6 +297,7 @@ void kiwi_read_req_build(u8 *buf, const struct kiwi_read_req *r);
 /**
  * struct kiwi_term - a Terminate message's RDMAP header (RFC 5040 4.8)
  * @code: Layer/EType/Error Code as a KIWI_TC_* value
+ * @opcode: RDMAP opcode of the offending message (when @d), or -1
  * @m: DDP Segment Length valid
  * @d: the terminated DDP header is included
  * @r: the terminated RDMAP (Read Request) header is included
@@ -307,6 +308,7 @@ void kiwi_read_req_build(u8 *buf, const struct kiwi_read_req *r);
  */
 struct kiwi_term {
 	u32 code;
+	int opcode;
 	bool m;
 	bool d;
 	bool r;

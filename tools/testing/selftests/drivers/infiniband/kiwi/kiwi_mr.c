@@ -19,6 +19,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "kiwi_tap.h"
+
 /* What kiwi enforces (kiwi_mem.h); query_device must report the same. */
 #define KIWI_MAX_MR		65536
 #define KIWI_MAX_MR_SIZE	(1ULL << 36)
@@ -27,26 +29,7 @@
 #define RW	IBV_ACCESS_REMOTE_WRITE
 #define RR	IBV_ACCESS_REMOTE_READ
 
-static int n, failed;
 static long page;
-
-static void check(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	n++;
-	if (!ok)
-		failed++;
-	printf("%sok %d ", ok ? "" : "not ", n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 static struct ibv_context *open_dev(const char *name)
 {

@@ -17,25 +17,7 @@
 
 #include <infiniband/verbs.h>
 
-static int n, failed;
-
-static void check(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	n++;
-	if (!ok)
-		failed++;
-	printf("%sok %d ", ok ? "" : "not ", n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
+#include "kiwi_tap.h"
 
 static struct ibv_context *open_dev(const char *name)
 {
@@ -114,6 +96,98 @@ static int wait_fd(int fd, int ms)
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	return poll(&p, 1, ms) == 1;
+}
+
+/* Post @n receives, wr_id @first on, to @qp in ERR: each one is flushed. */
+static int flush_recvs(struct ibv_qp *qp, int first, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct ibv_recv_wr rwr = { .wr_id = first + i };
+		struct ibv_recv_wr *bad;
+
+		if (ibv_post_recv(qp, &rwr, &bad))
+			return 0;
+	}
+	return 1;
+}
+
+/* Poll exactly @n flushed receives, wr_id @first on, and then nothing. */
+static int polled_in_order(struct ibv_cq *cq, int first, int n)
+{
+	struct ibv_wc wc;
+
+	for (int i = 0; i < n; i++)
+		if (ibv_poll_cq(cq, 1, &wc) != 1 ||
+		    wc.wr_id != (uint64_t)(first + i) ||
+		    wc.status != IBV_WC_WR_FLUSH_ERR || wc.opcode != IBV_WC_RECV)
+			return 0;
+	return ibv_poll_cq(cq, 1, &wc) == 0;
+}
+
+/*
+ * V-CQ-7: ibv_resize_cq of a CQ holding completions (libkiwi moves the
+ * ring): grow, shrink, refusal to shrink below what is queued, order kept,
+ * the arm kept, cqe reporting the entries there are.
+ */
+static void resize_cq(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *cq = ch ? ibv_create_cq(ctx, 4, NULL, ch, 0) : NULL;
+	struct ibv_qp *qp = cq ? make_qp(pd, cq, cq, 64, 1, 0) : NULL;
+	struct ibv_device_attr attr;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int ret, ok;
+
+	check(qp && cq->cqe == 4, "resize: a 4-entry CQ and a QP on it");
+	if (!qp)
+		goto out;
+	modify(qp, IBV_QPS_INIT);
+	modify(qp, IBV_QPS_ERR);
+	check(flush_recvs(qp, 0, 4), "resize: 4 flushed receives fill the CQ");
+
+	ret = ibv_resize_cq(cq, 3);
+	check(ret == EINVAL && cq->cqe == 4,
+	      "V-CQ-7 shrinking to 3 below the 4 queued refused with EINVAL, cqe stays 4 (%d, %d)",
+	      ret, cq->cqe);
+	ret = ibv_resize_cq(cq, 100);
+	check(!ret && cq->cqe == 128,
+	      "V-CQ-7 growing the full CQ to 100 gives 128 entries (%d, %d)",
+	      ret, cq->cqe);
+	check(flush_recvs(qp, 4, 60), "resize: 60 more flushed receives fit");
+	check(polled_in_order(cq, 0, 64),
+	      "V-CQ-7 all 64 completions poll in order, none lost");
+
+	check(flush_recvs(qp, 64, 3) && !ibv_resize_cq(cq, 3) && cq->cqe == 4,
+	      "V-CQ-7 shrinking to 3 with 3 queued gives 4 entries");
+	check(!ibv_req_notify_cq(cq, 0), "resize: arm the CQ");
+	check(!ibv_resize_cq(cq, 8) && cq->cqe == 8 && polled_in_order(cq, 64, 3),
+	      "V-CQ-7 grow to 8 again: the 3 completions poll in order");
+	ok = flush_recvs(qp, 67, 1) && wait_fd(ch->fd, 5000) &&
+	     !ibv_get_cq_event(ch, &ev_cq, &ev_ctx) && ev_cq == cq;
+	check(ok, "the arm made before the resizes delivers a completion event");
+	if (ok)
+		ibv_ack_cq_events(cq, 1);
+	check(polled_in_order(cq, 67, 1), "resize: and its completion polls");
+
+	check(!ibv_query_device(ctx, &attr), "resize: query_device");
+	ret = ibv_resize_cq(cq, attr.max_cqe + 1);
+	check(ret == EINVAL && cq->cqe == 8,
+	      "resize to max_cqe + 1 (%d) refused with EINVAL (%d)",
+	      attr.max_cqe + 1, ret);
+	ret = ibv_resize_cq(cq, attr.max_cqe);
+	check(!ret && cq->cqe == attr.max_cqe, "resize to max_cqe (%d) works (%d)",
+	      attr.max_cqe, ret);
+	check(!ibv_resize_cq(cq, 1) && cq->cqe == 1 && flush_recvs(qp, 68, 1) &&
+	      polled_in_order(cq, 68, 1),
+	      "resize an empty CQ to 1 entry, which still completes");
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (ch)
+		ibv_destroy_comp_channel(ch);
 }
 
 int main(int argc, char **argv)
@@ -358,6 +432,8 @@ int main(int argc, char **argv)
 		check(!ibv_destroy_qp(qp2), "destroy the QP on the broken CQ");
 		check(!ibv_destroy_cq(small), "destroy the broken CQ");
 	}
+
+	resize_cq(ctx, pd);
 
 	check(!ibv_destroy_qp(qp), "destroy QP");
 	check(!ibv_destroy_cq(cq), "destroy CQ");

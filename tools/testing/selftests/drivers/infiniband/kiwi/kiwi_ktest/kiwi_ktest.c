@@ -510,6 +510,118 @@ out:
 	kfree(seen);
 }
 
+/* Flush @n receives, wr_id @first on, onto @qp's CQ (the QP is in ERR). */
+static bool kt_flush_recvs(struct ib_qp *qp, int first, int n)
+{
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr rwr = {};
+	int i;
+
+	for (i = 0; i < n; i++) {
+		rwr.wr_id = first + i;
+		if (ib_post_recv(qp, &rwr, &bad))
+			return false;
+	}
+	return true;
+}
+
+/* Poll @n completions: flushed receives with wr_id @first, @first + 1... */
+static bool kt_polled_in_order(struct ib_cq *cq, int first, int n)
+{
+	struct ib_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ib_poll_cq(cq, 1, &wc) != 1 || wc.wr_id != first + i ||
+		    wc.status != IB_WC_WR_FLUSH_ERR || wc.opcode != IB_WC_RECV)
+			return false;
+	return ib_poll_cq(cq, 1, &wc) == 0;
+}
+
+/*
+ * V-CQ-7: ib_resize_cq grows and shrinks a CQ holding completions, keeps
+ * them in order, refuses to shrink below the number queued and leaves the
+ * CQ as it was then; the notification request survives a resize; the
+ * largest size is the max_cqe the device reports.
+ */
+static void kt_case_resize_cq(struct kt *kt)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 64,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_cq_init_attr ca = { .cqe = 4 };
+	int max = kt->ibdev->attrs.max_cqe, ret;
+	struct ib_qp_attr attr = {};
+	struct kt_vec vec = {};
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	struct ib_pd *pd;
+
+	pd = kt_pd(kt);
+	if (!pd)
+		return;
+	init_completion(&vec.fired);
+	cq = ib_create_cq(kt->ibdev, kt_vec_handler, NULL, &vec, &ca);
+	if (!kt_check(kt, !IS_ERR(cq) && cq->cqe == 4, "ib_create_cq of 4 entries"))
+		goto out_pd;
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	qp = ib_create_qp(pd, &init);
+	if (!kt_check(kt, !IS_ERR(qp), "ib_create_qp (%d)", PTR_ERR_OR_ZERO(qp)))
+		goto out_cq;
+	attr.qp_state = IB_QPS_INIT;
+	ib_modify_qp(qp, &attr, IB_QP_STATE);
+	attr.qp_state = IB_QPS_ERR;
+	kt_check(kt, !ib_modify_qp(qp, &attr, IB_QP_STATE) &&
+		 kt_flush_recvs(qp, 0, 4),
+		 "4 flushed receives fill the CQ");
+
+	ret = ib_resize_cq(cq, 3);
+	kt_check(kt, ret == -EINVAL && cq->cqe == 4,
+		 "V-CQ-7 shrinking to 3 entries below the 4 queued is -EINVAL, the CQ keeps 4 (%d, %d)",
+		 ret, cq->cqe);
+	ret = ib_resize_cq(cq, 100);
+	kt_check(kt, !ret && cq->cqe == 128,
+		 "V-CQ-7 growing a full CQ to 100 entries gives 128 (%d, %d)",
+		 ret, cq->cqe);
+	kt_check(kt, kt_flush_recvs(qp, 4, 60),
+		 "60 more flushed receives fit after the grow");
+	kt_check(kt, kt_polled_in_order(cq, 0, 64),
+		 "V-CQ-7 all 64 completions poll in order, none lost");
+
+	kt_check(kt, kt_flush_recvs(qp, 64, 3) && !ib_resize_cq(cq, 3) &&
+		 cq->cqe == 4,
+		 "V-CQ-7 shrinking to 3 entries with 3 queued gives 4");
+	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	kt_check(kt, !ib_resize_cq(cq, 8) && cq->cqe == 8 &&
+		 kt_polled_in_order(cq, 64, 3),
+		 "V-CQ-7 grow to 8 again: the 3 completions poll in order");
+	kt_check(kt, kt_flush_recvs(qp, 67, 1) &&
+		 wait_for_completion_timeout(&vec.fired, 10 * HZ) &&
+		 vec.calls == 1 && kt_polled_in_order(cq, 67, 1),
+		 "the request for notification made before the resizes fires once (%d)",
+		 vec.calls);
+
+	ret = ib_resize_cq(cq, max + 1);
+	kt_check(kt, ret == -EINVAL && cq->cqe == 8,
+		 "resize to max_cqe + 1 (%d) is -EINVAL (%d)", max + 1, ret);
+	ret = ib_resize_cq(cq, max);
+	kt_check(kt, !ret && cq->cqe == max,
+		 "resize to max_cqe (%d) works (%d, %d)", max, ret, cq->cqe);
+	ret = ib_resize_cq(cq, 0);
+	kt_check(kt, ret == -EINVAL && cq->cqe == max,
+		 "resize to 0 entries is -EINVAL (%d)", ret);
+
+	kt_check(kt, !ib_destroy_qp(qp), "ib_destroy_qp");
+out_cq:
+	ib_destroy_cq(cq);
+out_pd:
+	kt_dealloc_pd(kt, pd);
+}
+
 struct kt_case {
 	const char *name;
 	void (*run)(struct kt *kt);
@@ -523,6 +635,7 @@ static const struct kt_case kt_cases[] = {
 	{ "stag_reuse", kt_case_stag_reuse },
 	{ "qp_flush", kt_case_qp_flush },
 	{ "comp_vector", kt_case_comp_vector },
+	{ "resize_cq", kt_case_resize_cq },
 };
 
 static int __init kt_init(void)
