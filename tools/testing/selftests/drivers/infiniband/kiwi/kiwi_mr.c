@@ -9,7 +9,6 @@
  *   kiwi_mr DEVICE
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "kiwi_tap.h"
+
 /* What kiwi enforces (kiwi_mem.h); query_device must report the same. */
 #define KIWI_MAX_MR		65536
 #define KIWI_MAX_MR_SIZE	(1ULL << 36)
@@ -27,38 +28,7 @@
 #define RW	IBV_ACCESS_REMOTE_WRITE
 #define RR	IBV_ACCESS_REMOTE_READ
 
-static int n, failed;
 static long page;
-
-static void check(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	n++;
-	if (!ok)
-		failed++;
-	printf("%sok %d ", ok ? "" : "not ", n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 /* Register; on failure return NULL with the errno libibverbs set. */
 static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, int acc)

@@ -8,7 +8,6 @@
  *   kiwi_queues DEVICE
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -17,37 +16,7 @@
 
 #include <infiniband/verbs.h>
 
-static int n, failed;
-
-static void check(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	n++;
-	if (!ok)
-		failed++;
-	printf("%sok %d ", ok ? "" : "not ", n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
+#include "kiwi_tap.h"
 
 static int qp_state(struct ibv_qp *qp)
 {
