@@ -12,7 +12,7 @@
  * unconnected QP can be in (RESET, INIT, RTR, ERR) to all seven
  * IBV_QPS_* values, on a fresh QP each, then all-or-nothing modifies.
  *
- * server: serves NCONN (default 3) connections one after the other. Each Send it
+ * server: serves NCONN (default 4) connections one after the other. Each Send it
  * receives is counted; a one-byte Send "?" is answered with a Send of a
  * struct report (the count, the last message, whether the Write target
  * holds the pattern, its QP's state, ORD and IRD). It exits 0 when every
@@ -25,7 +25,8 @@
  * Read stays outstanding, which holds connection 2 in SQD (graceful close
  * waits for it) to check the SQD row and an abort from SQD, and connection
  * 3 is aborted from RTS (RTS -> ERR); both must flush every outstanding WR
- * in order, signalled or not.
+ * in order, signalled or not. Connection 4 checks the asynchronous event
+ * a Terminate from the peer raises.
  *
  * hold: connects, prints "# connected" and waits to be killed, holding a
  * PD, an MR, two CQs, a QP and a connection.
@@ -57,7 +58,7 @@
 #define CLIENT_ORD	6
 #define SERVER_IRD	3
 #define SERVER_ORD	4
-#define NCONN		3
+#define NCONN		4
 #define CLIENT_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
 struct info {
@@ -966,6 +967,47 @@ static void conn_abort(struct rdma_cm_id *id)
 	run_cmd("KIWI_UNBLOCK");
 }
 
+/* The next asynchronous event within about 5 s; 0 when one came. */
+static int next_async(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	if (poll(&p, 1, 5000) != 1 || ibv_get_async_event(ctx, ev))
+		return -1;
+	ibv_ack_async_event(ev);
+	return 0;
+}
+
+/*
+ * Connection 4: an RDMA Write to a bad STag; the peer answers with a
+ * Terminate, which reaches us as IBV_EVENT_QP_ACCESS_ERR on this QP.
+ */
+static void conn_access(struct rdma_cm_id *id)
+{
+	struct ibv_async_event ev;
+	struct ibv_wc wc = { 0 };
+	int ret;
+
+	ret = next_async(id->verbs, &ev);
+	check(ret, "V-ST-R10, V-ST-T7: the closes asked for by modify_qp raised no async event (%s)",
+	      ret ? "none" : ibv_event_type_str(ev.event_type));
+	peer.rkey ^= 0x80000000;	/* an STag index beyond any table */
+	ret = post1(id->qp, 50, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, buf, 64,
+		    peer.addr + WRITE_OFF);
+	peer.rkey ^= 0x80000000;
+	ret = ret ?: next_async(id->verbs, &ev);
+	check(!ret && ev.event_type == IBV_EVENT_QP_ACCESS_ERR &&
+	      ev.element.qp == id->qp,
+	      "V-ST-R9: a Write to an invalid STag: the peer's Terminate raises IBV_EVENT_QP_ACCESS_ERR on our QP (%s)",
+	      ret ? "none" : ibv_event_type_str(ev.event_type));
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	check(qp_state(id->qp) == IBV_QPS_ERR,
+	      "V-ST-T8: after the Terminate the QP is in ERR");
+	check(drain(id->qp->send_cq, &wc, 1) == 1 && wc.wr_id == 50,
+	      "the Write completed (status %d)", wc.status);
+}
+
 static int client(const char *addr, const char *port)
 {
 	struct rdma_cm_id *id;
@@ -984,6 +1026,10 @@ static int client(const char *addr, const char *port)
 		rdma_destroy_id(id);
 		id = connect_to(addr, port);
 		conn_abort(id);
+		free_qp(id);
+		rdma_destroy_id(id);
+		id = connect_to(addr, port);
+		conn_access(id);
 		free_qp(id);
 		rdma_destroy_id(id);
 	}

@@ -33,7 +33,7 @@ KIWI_UNBLOCK="ip netns exec kiwiB tc qdisc del dev kvB root" \
 wait $spid
 src=$?
 sed 's/^/# /' "$out/srv"
-check "V-ST-E2: server: 3 connections ended with DISCONNECTED, QP in ERR, receives flushed" \
+check "V-ST-E2: server: 4 connections ended with DISCONNECTED, QP in ERR, receives flushed" \
 	test $src -eq 0
 kiwi_no_leftovers qpstate kiwi0 qp cq mr pd || rc=1
 
