@@ -34,8 +34,9 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->max_recv_sge = KIWI_MAX_SGE;
 	/* An RDMA Read has one local sink (STag, TO, length): R-RRQ-4. */
 	attr->max_sge_rd = 1;
-	attr->max_qp_rd_atom = KIWI_MAX_ORD;
-	attr->max_qp_init_rd_atom = KIWI_MAX_IRD;
+	/* Reads a QP answers (IRD), and Reads it has in flight (ORD). */
+	attr->max_qp_rd_atom = KIWI_MAX_IRD;
+	attr->max_qp_init_rd_atom = KIWI_MAX_ORD;
 	attr->max_res_rd_atom = KIWI_MAX_QP * KIWI_MAX_IRD;
 	attr->max_mr = KIWI_MAX_MR;
 	attr->max_mr_size = KIWI_MAX_MR_SIZE;

@@ -9,7 +9,6 @@
  *   kiwi_mr DEVICE
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,18 +29,6 @@
 #define RR	IBV_ACCESS_REMOTE_READ
 
 static long page;
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 /* Register; on failure return NULL with the errno libibverbs set. */
 static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, int acc)

@@ -511,6 +511,7 @@ static void srv_data(struct conn *c)
 	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
 	struct ibv_mw_bind b = { .bind_info = { mr, 0, 1, RW } };
 	struct ibv_send_wr *bad;
+	int ret, err;
 
 	check(mw1->type == IBV_MW_TYPE_1 && mw2->type == IBV_MW_TYPE_2 &&
 	      mw1->rkey && mw2->rkey && mw1->rkey != mw2->rkey,
@@ -541,6 +542,13 @@ static void srv_data(struct conn *c)
 
 	check(ibv_dereg_mr(mr) == EBUSY,
 	      "V-DEALLOC-2: dereg of an MR with bound windows refused with EBUSY");
+	errno = 0;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_LOCAL_WRITE);
+	err = errno;
+	check(ret == IBV_REREG_MR_ERR_CMD && err == EBUSY,
+	      "V-MR-5: rereg of an MR with bound windows refused with EBUSY (%d, %s)",
+	      ret, strerror(err));
 	check(ibv_dealloc_mw(mw1) == 0,
 	      "V-DEALLOC-1: dealloc of a bound type 1 window");
 	check(ibv_dereg_mr(mr) == EBUSY,

@@ -8,7 +8,6 @@
  *   kiwi_queues DEVICE
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -18,18 +17,6 @@
 #include <infiniband/verbs.h>
 
 #include "kiwi_tap.h"
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static int qp_state(struct ibv_qp *qp)
 {

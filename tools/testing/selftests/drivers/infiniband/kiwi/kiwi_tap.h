@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * TAP test points of the kiwi selftest programs: check() prints one, n
- * counts them and failed the ones that failed; main() prints the plan
- * ("1..n") and exits non-zero when failed is.
+ * Helpers shared by the user-space verbs tests: TAP test points and
+ * opening a device by name. Each program counts its points in n and its
+ * failures in failed, and prints the plan "1..n" at the end.
  */
 #ifndef KIWI_TAP_H
 #define KIWI_TAP_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
 
 static int n, failed;
 
@@ -30,4 +33,16 @@ static void check(int ok, const char *fmt, ...)
 	fflush(stdout);
 }
 
-#endif /* KIWI_TAP_H */
+static inline struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+#endif

@@ -1,0 +1,1068 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi_qpstate: the QP state machine and work request rules as a verbs
+ * consumer sees them through libkiwi. Prints TAP.
+ *
+ *   kiwi_qpstate local DEVICE
+ *   kiwi_qpstate server ADDR PORT [NCONN]
+ *   kiwi_qpstate client ADDR PORT
+ *   kiwi_qpstate hold ADDR PORT
+ *
+ * local: every (from, to) pair of ibv_modify_qp for the states an
+ * unconnected QP can be in (RESET, INIT, RTR, ERR) to all seven
+ * IBV_QPS_* values, on a fresh QP each, then all-or-nothing modifies.
+ *
+ * server: serves NCONN (default 4) connections one after the other. Each Send it
+ * receives is counted; a one-byte Send "?" is answered with a Send of a
+ * struct report (the count, the last message, whether the Write target
+ * holds the pattern, its QP's state, ORD and IRD). It exits 0 when every
+ * connection ended with DISCONNECTED and its QP in ERR.
+ *
+ * client: connection 1 checks query_qp after connect, the RTS row of the
+ * state machine and the work request rules, and closes gracefully with
+ * receives posted. Connections 2 and 3 need $KIWI_BLOCK and $KIWI_UNBLOCK,
+ * commands that stop and restart the server's packets: with them an RDMA
+ * Read stays outstanding, which holds connection 2 in SQD (graceful close
+ * waits for it) to check the SQD row and an abort from SQD, and connection
+ * 3 is aborted from RTS (RTS -> ERR); both must flush every outstanding WR
+ * in order, signalled or not. Connection 4 checks the asynchronous event
+ * a Terminate from the peer raises.
+ *
+ * hold: connects, prints "# connected" and waits to be killed, holding a
+ * PD, an MR, two CQs, a QP and a connection.
+ *
+ * The allowed transitions are those of the RDMAC verbs (V-ST-1, V-ST-2) in
+ * the Linux mapping (RESET/INIT/RTR = Idle, SQD = Closing, SQE = Terminate),
+ * with the deviations Linux consumers need, named where they are checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "kiwi_tap.h"
+
+#define BUF_SIZE	(1024 * 1024)
+#define READ_OFF	0		/* server: pattern, read by the client */
+#define READ_LEN	(256 * 1024)
+#define WRITE_OFF	(512 * 1024)	/* server: the fenced Write's target */
+#define NRECV		16
+#define RECV_SIZE	256
+#define MAX_INLINE	64
+#define CLIENT_IRD	5
+#define CLIENT_ORD	6
+#define SERVER_IRD	3
+#define SERVER_ORD	4
+#define NCONN		4
+#define CLIENT_ACCESS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+struct info {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+struct report {
+	uint32_t nmsg;		/* Sends before this "?" */
+	uint32_t lastlen;
+	uint32_t w_ok;		/* the Write target holds the pattern */
+	uint32_t state, ord, ird;
+	uint8_t last[128];
+};
+
+static void die(const char *what)
+{
+	printf("# fatal: %s: %s\n", what, strerror(errno));
+	printf("not ok %d %s\n1..%d\n", n + 1, what, n + 1);
+	exit(1);
+}
+
+static const char *const st_name[] = {
+	"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
+};
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 9));
+}
+
+static int qp_query(struct ibv_qp *qp, struct ibv_qp_attr *a)
+{
+	struct ibv_qp_init_attr init;
+
+	memset(a, 0, sizeof(*a));
+	return ibv_query_qp(qp, a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS |
+			    IBV_QP_CAP | IBV_QP_MAX_QP_RD_ATOMIC |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PATH_MTU, &init);
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	return qp_query(qp, &a) ? -1 : (int)a.qp_state;
+}
+
+static int modify(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = { .qp_state = state };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+/* Wait up to about 10 s for @want completions on @cq. */
+static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want)
+{
+	int got = 0;
+
+	for (int spin = 0; spin < 10000 && got < want; spin++) {
+		int r = ibv_poll_cq(cq, want - got, wc + got);
+
+		if (r < 0)
+			return r;
+		got += r;
+		if (got < want)
+			poll(NULL, 0, 1);
+	}
+	return got;
+}
+
+/* Whether @cq stays empty for a while. */
+static int cq_quiet(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+
+	poll(NULL, 0, 200);
+	return ibv_poll_cq(cq, 1, &wc) == 0;
+}
+
+/*
+ * The transitions kiwi allows, [from][to]. Idle is RESET, INIT and RTR
+ * (V-ST-I3: RTS only through the connection manager); ERR -> SQD is the
+ * close librdmacm's rdma_disconnect asks for after the peer closed first,
+ * and ERR -> ERR the one ib_drain_qp() makes: both succeed and change
+ * nothing (a deviation from V-ST-2, which refuses Error -> Error).
+ * SQD -> SQD is a repeated close request; SQD -> ERR aborts a close
+ * (ib_drain_qp again; V-ST-C1 would refuse it). RTS -> SQE is refused:
+ * kiwi has no consumer-initiated Terminate (V-ST-R6 is not implemented).
+ */
+static const char allowed[7][8] = {
+	[IBV_QPS_RESET] = "yy....y",
+	[IBV_QPS_INIT]	= "yyy...y",
+	[IBV_QPS_RTR]	= "y.y...y",
+	[IBV_QPS_RTS]	= "...yy.y",
+	[IBV_QPS_SQD]	= "....y.y",
+	[IBV_QPS_ERR]	= "y...y.y",
+};
+
+/* The state a successful modify @from -> @to leaves. */
+static int after(int from, int to)
+{
+	return from == IBV_QPS_ERR && to == IBV_QPS_SQD ? from : to;
+}
+
+/* One point: modify @qp (in @from) to @to; exact result and state. */
+static void transition(struct ibv_qp *qp, int from, int to, const char *why)
+{
+	int ok = allowed[from][to] == 'y';
+	int ret = modify(qp, to);
+	int now = qp_state(qp);
+
+	if (ok)
+		check(ret == 0 && now == after(from, to),
+		      "%s -> %s succeeds, query_qp reports %s (ret %d, state %d) %s",
+		      st_name[from], st_name[to], st_name[after(from, to)],
+		      ret, now, why);
+	else
+		check(ret == EINVAL && now == from,
+		      "%s -> %s refused with EINVAL, query_qp still %s (ret %d, state %d) %s",
+		      st_name[from], st_name[to], st_name[from], ret, now, why);
+}
+
+/* Bring a new QP from RESET to @st without a connection. */
+static int reach(struct ibv_qp *qp, int st)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+
+	if (st == IBV_QPS_RESET)
+		return 0;
+	if (st == IBV_QPS_ERR)
+		return modify(qp, IBV_QPS_ERR);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	return st == IBV_QPS_RTR ? modify(qp, IBV_QPS_RTR) : 0;
+}
+
+/* Create a QP with @cap; 0 or the errno, the QP destroyed again. */
+static int try_qp(struct ibv_pd *pd, struct ibv_cq *cq, struct ibv_qp_cap cap)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .cap = cap,
+	};
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_create_qp(pd, &ia);
+	if (!qp)
+		return errno ?: -1;
+	return ibv_destroy_qp(qp) ? -1 : 0;
+}
+
+/* Modify a QP in INIT with @mask/@a; 0 or the errno, and what query says. */
+static int try_rd(struct ibv_qp *qp, int mask, struct ibv_qp_attr *a)
+{
+	int ret;
+
+	a->qp_state = IBV_QPS_INIT;
+	ret = ibv_modify_qp(qp, a, IBV_QP_STATE | mask);
+	qp_query(qp, a);
+	return ret;
+}
+
+/*
+ * V-LIM-3: every advertised maximum is accepted, one over it is refused
+ * with EINVAL, and a count limit (max_pd) is reached exactly.
+ */
+static void limits(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 1, .max_recv_wr = 1,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_device_attr da;
+	struct ibv_qp_attr a;
+	struct ibv_pd **pds;
+	struct ibv_cq *big;
+	struct ibv_qp *qp;
+	int ret, got;
+
+	if (ibv_query_device(ctx, &da))
+		die("ibv_query_device");
+	big = ibv_create_cq(ctx, da.max_cqe, NULL, NULL, 0);
+	check(big && !ibv_destroy_cq(big), "V-LIM-3: a CQ of max_cqe (%d) entries",
+	      da.max_cqe);
+	errno = 0;
+	big = ibv_create_cq(ctx, da.max_cqe + 1, NULL, NULL, 0);
+	check(!big && errno == EINVAL, "V-LIM-3: max_cqe + 1 refused with EINVAL");
+	{
+		struct ibv_qp_cap c = cap;
+
+		c.max_send_wr = da.max_qp_wr;
+		c.max_recv_wr = da.max_qp_wr;
+		check(!try_qp(pd, big = ibv_create_cq(ctx, da.max_cqe, NULL, NULL, 0), c),
+		      "V-LIM-3: a QP of max_qp_wr (%d) send and receive WRs", da.max_qp_wr);
+		if (big)
+			ibv_destroy_cq(big);
+		c.max_send_wr = da.max_qp_wr + 1;
+		ret = try_qp(pd, cq, c);
+		c.max_send_wr = 1;
+		c.max_recv_wr = da.max_qp_wr + 1;
+		got = try_qp(pd, cq, c);
+		check(ret == EINVAL && got == EINVAL,
+		      "V-LIM-3: max_qp_wr + 1 send or receive WRs refused with EINVAL (%d, %d)",
+		      ret, got);
+		c = cap;
+		c.max_send_sge = da.max_sge;
+		c.max_recv_sge = da.max_sge;
+		check(!try_qp(pd, cq, c), "V-LIM-3: a QP of max_sge (%d) send and receive SGEs",
+		      da.max_sge);
+		c.max_send_sge = da.max_sge + 1;
+		ret = try_qp(pd, cq, c);
+		c.max_send_sge = 1;
+		c.max_recv_sge = da.max_sge + 1;
+		got = try_qp(pd, cq, c);
+		check(ret == EINVAL && got == EINVAL,
+		      "V-QP-6: max_sge + 1 send or receive SGEs refused with EINVAL (%d, %d)",
+		      ret, got);
+	}
+
+	/* ORD is the initiator's depth, IRD the responder's. */
+	qp = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .cap = cap });
+	if (!qp || reach(qp, IBV_QPS_INIT))
+		die("a QP in INIT");
+	memset(&a, 0, sizeof(a));
+	a.max_rd_atomic = da.max_qp_init_rd_atom;
+	a.max_dest_rd_atomic = da.max_qp_rd_atom;
+	ret = try_rd(qp, IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC, &a);
+	check(!ret && a.max_rd_atomic == da.max_qp_init_rd_atom &&
+	      a.max_dest_rd_atomic == da.max_qp_rd_atom,
+	      "V-LIM-3: ORD max_qp_init_rd_atom (%d) and IRD max_qp_rd_atom (%d) taken (%d: %u, %u)",
+	      da.max_qp_init_rd_atom, da.max_qp_rd_atom, ret, a.max_rd_atomic,
+	      a.max_dest_rd_atomic);
+	memset(&a, 0, sizeof(a));
+	a.max_rd_atomic = da.max_qp_init_rd_atom + 1;
+	ret = try_rd(qp, IBV_QP_MAX_QP_RD_ATOMIC, &a);
+	memset(&a, 0, sizeof(a));
+	a.max_dest_rd_atomic = da.max_qp_rd_atom + 1;
+	got = try_rd(qp, IBV_QP_MAX_DEST_RD_ATOMIC, &a);
+	check(ret == EINVAL && got == EINVAL &&
+	      a.max_rd_atomic == da.max_qp_init_rd_atom &&
+	      a.max_dest_rd_atomic == da.max_qp_rd_atom,
+	      "V-QP-6: ORD or IRD one over the maximum refused with EINVAL, both unchanged (%d, %d)",
+	      ret, got);
+	if (ibv_destroy_qp(qp))
+		die("ibv_destroy_qp");
+
+	/* A count limit: PDs, one of which the test holds already. */
+	pds = calloc(da.max_pd + 1, sizeof(*pds));
+	if (!pds)
+		die("calloc");
+	errno = 0;
+	for (got = 0; got <= da.max_pd; got++) {
+		pds[got] = ibv_alloc_pd(ctx);
+		if (!pds[got])
+			break;
+	}
+	ret = errno;
+	check(got == da.max_pd - 1 && ret == ENOMEM,
+	      "V-LIM-3: max_pd (%d) PDs, one more refused with ENOMEM (%d more, errno %d)",
+	      da.max_pd, got, ret);
+	while (got > 0)
+		if (ibv_dealloc_pd(pds[--got]))
+			die("ibv_dealloc_pd");
+	free(pds);
+}
+
+static int local(const char *dev)
+{
+	static const int froms[] = {
+		IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_ERR,
+	};
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_context *ctx = open_dev(dev);
+	struct ibv_qp_attr a;
+	int ret;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	if (!ctx)
+		die("open the device");
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!pd || !cq)
+		die("alloc PD and CQ");
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+
+	for (unsigned int f = 0; f < sizeof(froms) / sizeof(froms[0]); f++) {
+		for (int to = IBV_QPS_RESET; to <= IBV_QPS_ERR; to++) {
+			qp = ibv_create_qp(pd, &ia);
+			if (!qp || reach(qp, froms[f]) ||
+			    qp_state(qp) != froms[f])
+				die("create a QP and bring it to the start state");
+			transition(qp, froms[f], to,
+				   to == IBV_QPS_RTS ? "(V-ST-I3: no LLP stream)" :
+				   "(V-ST-1, V-ST-2)");
+			if (ibv_destroy_qp(qp))
+				die("ibv_destroy_qp");
+		}
+	}
+
+	/* V-QP-8: a refused modify changes no attribute either. */
+	qp = ibv_create_qp(pd, &ia);
+	if (!qp || reach(qp, IBV_QPS_INIT))
+		die("create a QP in INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_SQD;
+	a.qp_access_flags = 0;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
+	qp_query(qp, &a);
+	check(ret == EINVAL && a.qp_state == IBV_QPS_INIT &&
+	      a.qp_access_flags == (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ),
+	      "V-QP-8: INIT -> SQD with new access flags refused, the flags are unchanged (%d, 0x%x)",
+	      ret, a.qp_access_flags);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.max_rd_atomic = 255;
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC) == EINVAL &&
+	      qp_state(qp) == IBV_QPS_INIT,
+	      "V-QP-8: INIT -> RTR with ORD 255 (over max_qp_init_rd_atom) refused, still INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.cur_qp_state = IBV_QPS_RESET;
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE) == EINVAL &&
+	      qp_state(qp) == IBV_QPS_INIT,
+	      "V-QP-8: a wrong IBV_QP_CUR_STATE (RESET while INIT) is refused, still INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_ERR + 1;
+	check(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL &&
+	      qp_state(qp) == IBV_QPS_INIT,
+	      "a state value beyond IBV_QPS_ERR is refused with EINVAL, still INIT");
+	if (ibv_destroy_qp(qp))
+		die("ibv_destroy_qp");
+	limits(ctx, pd, cq);
+	if (ibv_destroy_cq(cq) || ibv_dealloc_pd(pd) || ibv_close_device(ctx))
+		die("free the PD, CQ and device");
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}
+
+/* ---- connected ---- */
+
+static struct rdma_event_channel *ch;
+static struct ibv_pd *pd;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+
+static struct rdma_cm_event *expect(enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(ch, &ev))
+		die("rdma_get_cm_event");
+	if (ev->event != want) {
+		printf("# got %s status %d, wanted %s\n",
+		       rdma_event_str(ev->event), ev->status,
+		       rdma_event_str(want));
+		errno = EPROTO;
+		die(rdma_event_str(want));
+	}
+	return ev;
+}
+
+/* Create the QP of @id on its own send and receive CQs, in INIT. */
+static void make_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = NRECV,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = MAX_INLINE },
+	};
+
+	if (!pd) {
+		pd = ibv_alloc_pd(id->verbs);
+		buf = calloc(1, BUF_SIZE);
+		mr = pd && buf ? ibv_reg_mr(pd, buf, BUF_SIZE,
+					    IBV_ACCESS_LOCAL_WRITE |
+					    IBV_ACCESS_REMOTE_WRITE |
+					    IBV_ACCESS_REMOTE_READ) : NULL;
+		if (!mr)
+			die("alloc PD, register the buffer");
+	}
+	ia.send_cq = ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
+	ia.recv_cq = ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
+	if (!ia.send_cq || !ia.recv_cq || rdma_create_qp(id, pd, &ia))
+		die("create CQs and rdma_create_qp");
+}
+
+static void free_qp(struct rdma_cm_id *id)
+{
+	struct ibv_cq *scq = id->qp->send_cq, *rcq = id->qp->recv_cq;
+
+	rdma_destroy_qp(id);
+	if (ibv_destroy_cq(scq) || ibv_destroy_cq(rcq))
+		die("ibv_destroy_cq");
+}
+
+static int post_recv(struct ibv_qp *qp, uint64_t id, void *at, int nsge)
+{
+	struct ibv_sge sge[3];
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = sge,
+				  .num_sge = nsge }, *bad = NULL;
+	int ret;
+
+	for (int i = 0; i < nsge; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)at + i * 8, 8, mr->lkey };
+	sge[0].length = RECV_SIZE - 8 * (nsge - 1);
+	ret = ibv_post_recv(qp, &wr, &bad);
+	if (ret && bad != &wr)
+		return -1;
+	return ret;
+}
+
+/* Server: one connection, until the client ends it. */
+static int serve_one(void)
+{
+	struct rdma_conn_param cp = { .responder_resources = SERVER_IRD,
+				      .initiator_depth = SERVER_ORD };
+	struct report rep = { 0 };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct ibv_qp_attr a;
+	struct info info;
+	int done = 0, flushed = 0;
+	uint8_t *rbuf;
+
+	ev = expect(RDMA_CM_EVENT_CONNECT_REQUEST);
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	make_qp(id);
+	rbuf = buf + BUF_SIZE - NRECV * RECV_SIZE;
+	for (int i = 0; i < NRECV; i++)
+		if (post_recv(id->qp, i, rbuf + i * RECV_SIZE, 1))
+			die("server: post_recv");
+	for (size_t i = 0; i < READ_LEN; i++)
+		buf[READ_OFF + i] = pattern(i);
+	memset(buf + WRITE_OFF, 0, READ_LEN);
+	info = (struct info){ (uintptr_t)buf, mr->rkey, 0 };
+	cp.private_data = &info;
+	cp.private_data_len = sizeof(info);
+	if (rdma_accept(id, &cp))
+		die("rdma_accept");
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ESTABLISHED));
+
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	while (!done) {
+		struct ibv_wc wc;
+		int r = ibv_poll_cq(id->qp->recv_cq, 1, &wc);
+
+		if (r == 1 && wc.status == IBV_WC_SUCCESS) {
+			uint8_t *msg = rbuf + wc.wr_id * RECV_SIZE;
+
+			if (wc.byte_len == 1 && msg[0] == '?') {
+				struct ibv_sge sge = { (uintptr_t)&rep,
+						       sizeof(rep), 0 };
+				struct ibv_send_wr swr = {
+					.sg_list = &sge, .num_sge = 1,
+					.opcode = IBV_WR_SEND,
+					.send_flags = IBV_SEND_SIGNALED |
+						      IBV_SEND_INLINE,
+				}, *bad;
+
+				rep.w_ok = !memcmp(buf + WRITE_OFF,
+						   buf + READ_OFF, READ_LEN);
+				qp_query(id->qp, &a);
+				rep.state = a.qp_state;
+				rep.ord = a.max_rd_atomic;
+				rep.ird = a.max_dest_rd_atomic;
+				/* too big to go inline: copy to the MR */
+				memcpy(buf + BUF_SIZE / 2 - sizeof(rep), &rep,
+				       sizeof(rep));
+				sge.addr = (uintptr_t)buf + BUF_SIZE / 2 -
+					   sizeof(rep);
+				sge.lkey = mr->lkey;
+				swr.send_flags = IBV_SEND_SIGNALED;
+				if (ibv_post_send(id->qp, &swr, &bad) ||
+				    drain(id->qp->send_cq, &wc, 1) != 1)
+					printf("# server: the report was not sent\n");
+			} else {
+				rep.nmsg++;
+				rep.lastlen = wc.byte_len;
+				memcpy(rep.last, msg, sizeof(rep.last));
+			}
+			post_recv(id->qp, wc.wr_id, msg, 1);
+		} else if (r == 1) {
+			flushed++;
+		} else if (!rdma_get_cm_event(ch, &ev)) {
+			printf("# server: %s\n", rdma_event_str(ev->event));
+			done = ev->event == RDMA_CM_EVENT_DISCONNECTED;
+			rdma_ack_cm_event(ev);
+		} else {
+			poll(NULL, 0, 1);
+		}
+	}
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) & ~O_NONBLOCK);
+	rdma_disconnect(id);	/* librdmacm asks for SQD: ERR -> SQD */
+	qp_query(id->qp, &a);
+	{
+		struct ibv_wc wc[NRECV];
+
+		flushed += drain(id->qp->recv_cq, wc, NRECV - flushed);
+	}
+	free_qp(id);
+	rdma_destroy_id(id);
+	printf("# server: connection over, QP state %s, %d receives flushed\n",
+	       st_name[a.qp_state], flushed);
+	return a.qp_state == IBV_QPS_ERR && flushed == NRECV;
+}
+
+static int server(const char *addr, const char *port, int nconn)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct rdma_cm_id *lid;
+	int ok = 1;
+
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_getaddrinfo(addr, port, &hints, &ai))
+		die("rdma_getaddrinfo");
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 4))
+		die("rdma_bind_addr/rdma_listen");
+	rdma_freeaddrinfo(ai);
+	printf("# server: listening\n");
+	fflush(stdout);
+	for (int c = 0; c < nconn; c++)
+		ok &= serve_one();
+	rdma_destroy_id(lid);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(ch);
+	return ok ? 0 : 1;
+}
+
+/* ---- client ---- */
+
+static struct info peer;
+
+static struct rdma_cm_id *connect_to(const char *addr, const char *port)
+{
+	struct rdma_conn_param cp = { .responder_resources = CLIENT_IRD,
+				      .initiator_depth = CLIENT_ORD };
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	if (rdma_getaddrinfo(addr, port, &hints, &ai) ||
+	    rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000))
+		die("rdma_resolve_addr");
+	rdma_freeaddrinfo(ai);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(id, 5000))
+		die("rdma_resolve_route");
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
+	make_qp(id);
+	/* rdma_cm's INIT grants no remote access before the iw_cm id exists. */
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+					 .qp_access_flags = CLIENT_ACCESS };
+
+		if (ibv_modify_qp(id->qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS))
+			die("INIT -> INIT with remote access");
+	}
+	/* One slot of the receive queue stays free for conn_sqd/conn_abort. */
+	for (int i = 0; i < NRECV - 1; i++)
+		if (post_recv(id->qp, i, buf + BUF_SIZE - (i + 1) * RECV_SIZE, 1))
+			die("client: post_recv");
+	if (rdma_connect(id, &cp))
+		die("rdma_connect");
+	ev = expect(RDMA_CM_EVENT_ESTABLISHED);
+	memcpy(&peer, ev->param.conn.private_data, sizeof(peer));
+	rdma_ack_cm_event(ev);
+	return id;
+}
+
+static void run_cmd(const char *env)
+{
+	const char *cmd = getenv(env);
+
+	if (cmd && system(cmd))
+		printf("# %s (%s) failed\n", env, cmd);
+}
+
+/* Post one send WR; @sig: signalled. Returns ibv_post_send's result. */
+static int post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op,
+		 int flags, uint8_t *at, uint32_t len, uint64_t raddr)
+{
+	struct ibv_sge sge = { (uintptr_t)at, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1,
+		.opcode = op, .send_flags = flags,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = peer.rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* Ask the server for its report (a "?" Send); 0 when it came. */
+static int ask(struct ibv_qp *qp, struct report *rep)
+{
+	static const uint8_t q = '?';
+	struct ibv_wc wc;
+	struct ibv_sge sge = { (uintptr_t)&q, 1, 0 };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x3f, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+	}, *bad;
+
+	if (ibv_post_send(qp, &wr, &bad) || drain(qp->send_cq, &wc, 1) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != 0x3f)
+		return -1;
+	if (drain(qp->recv_cq, &wc, 1) != 1 || wc.status != IBV_WC_SUCCESS ||
+	    wc.byte_len != sizeof(*rep))
+		return -1;
+	memcpy(rep, buf + BUF_SIZE - (wc.wr_id + 1) * RECV_SIZE, sizeof(*rep));
+	return post_recv(qp, wc.wr_id, buf + BUF_SIZE - (wc.wr_id + 1) * RECV_SIZE, 1);
+}
+
+/* Connection 1: after connect, the RTS row, work requests, graceful close. */
+static void conn_main(struct rdma_cm_id *id)
+{
+	struct ibv_qp *qp = id->qp;
+	struct ibv_wc wc[32];
+	struct report rep;
+	struct ibv_qp_attr a;
+	uint8_t data[MAX_INLINE + 1];
+	int ret, got, ok;
+
+	qp_query(qp, &a);
+	check(a.qp_state == IBV_QPS_RTS, "V-ST-R1: query_qp after ESTABLISHED reports RTS (%d)",
+	      a.qp_state);
+	check(a.max_rd_atomic == SERVER_IRD && a.max_dest_rd_atomic == CLIENT_IRD,
+	      "V-QP-7: max_rd_atomic is the negotiated ORD min(%d, server IRD %d), max_dest_rd_atomic our IRD %d (%u, %u)",
+	      CLIENT_ORD, SERVER_IRD, CLIENT_IRD, a.max_rd_atomic,
+	      a.max_dest_rd_atomic);
+	check(a.qp_access_flags == CLIENT_ACCESS,
+	      "V-QP-7: qp_access_flags are those set in INIT (0x%x)",
+	      a.qp_access_flags);
+	check(a.cap.max_send_wr >= 16 && a.cap.max_recv_wr >= NRECV &&
+	      a.cap.max_send_sge == 2 && a.cap.max_recv_sge == 2 &&
+	      a.cap.max_inline_data == MAX_INLINE,
+	      "V-QP-7: cap: %u/%u WRs, %u/%u SGEs, %u B inline", a.cap.max_send_wr,
+	      a.cap.max_recv_wr, a.cap.max_send_sge, a.cap.max_recv_sge,
+	      a.cap.max_inline_data);
+	check(a.path_mtu >= IBV_MTU_256 && a.path_mtu <= IBV_MTU_4096,
+	      "path_mtu is an IBV_MTU_* value (%d)", a.path_mtu);
+	ret = ask(qp, &rep);
+	check(!ret && rep.state == IBV_QPS_RTS &&
+	      rep.ord == SERVER_ORD && rep.ird == SERVER_IRD,
+	      "V-QP-7: the server's QP is RTS, ORD min(%d, client IRD %d), IRD %d (%u, %u, %u)",
+	      SERVER_ORD, CLIENT_IRD, SERVER_IRD, rep.state, rep.ord, rep.ird);
+
+	/* The RTS row. */
+	for (int to = IBV_QPS_RESET; to <= IBV_QPS_SQE; to++)
+		if (to != IBV_QPS_SQD)
+			transition(qp, IBV_QPS_RTS, to,
+				   to == IBV_QPS_SQE ? "(V-ST-R6 not implemented)" :
+				   to == IBV_QPS_RTS ? "(V-ST-R3)" : "(V-ST-2)");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
+	check(ret == EINVAL && !qp_query(qp, &a) && a.qp_state == IBV_QPS_RTS &&
+	      a.qp_access_flags == CLIENT_ACCESS,
+	      "V-QP-8: RTS -> INIT with access flags 0 refused, flags unchanged (%d, 0x%x)",
+	      ret, a.qp_access_flags);
+
+	/* Inline data: up to max_inline_data exactly, copied at post time. */
+	for (int i = 0; i <= MAX_INLINE; i++)
+		data[i] = (uint8_t)(0xa0 + i);
+	{
+		struct ibv_sge sge = { (uintptr_t)data, MAX_INLINE, 0 };
+		struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge,
+					  .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_INLINE |
+							IBV_SEND_SIGNALED }, *bad = NULL;
+
+		ret = ibv_post_send(qp, &wr, &bad);
+		memset(data, 0, MAX_INLINE);	/* the WR holds its own copy */
+		got = drain(qp->send_cq, wc, 1);
+		check(!ret && got == 1 && wc[0].status == IBV_WC_SUCCESS,
+		      "V-NOTDEF-1: inline Send of exactly max_inline_data (%d B) completes",
+		      MAX_INLINE);
+		ok = !ask(qp, &rep) && rep.nmsg == 1 && rep.lastlen == MAX_INLINE;
+		for (int i = 0; ok && i < MAX_INLINE; i++)
+			ok = rep.last[i] == (uint8_t)(0xa0 + i);
+		check(ok, "the peer got the %d inline bytes as they were at post time",
+		      MAX_INLINE);
+		sge.length = MAX_INLINE + 1;
+		bad = NULL;
+		ret = ibv_post_send(qp, &wr, &bad);
+		check(ret == EINVAL && bad == &wr && cq_quiet(qp->send_cq),
+		      "inline Send of max_inline_data + 1 B refused with EINVAL, bad_wr set, no completion (%d)",
+		      ret);
+		ret = ask(qp, &rep);
+		check(!ret && rep.nmsg == 1,
+		      "the refused inline Send never reached the peer (%u Sends)",
+		      rep.nmsg);
+	}
+
+	/* SGE limits; a post list stops at its first bad WR. */
+	{
+		struct ibv_sge sge[3];
+		struct ibv_send_wr wr[4], *bad = NULL;
+		uint8_t *src = buf + WRITE_OFF;
+
+		memcpy(src, "gather-1", 8);
+		memcpy(src + 64, "gather-2", 8);
+		sge[0] = (struct ibv_sge){ (uintptr_t)src, 8, mr->lkey };
+		sge[1] = (struct ibv_sge){ (uintptr_t)src + 64, 8, mr->lkey };
+		sge[2] = sge[0];
+		memset(wr, 0, sizeof(wr));
+		for (int i = 0; i < 4; i++) {
+			wr[i].wr_id = 10 + i;
+			wr[i].opcode = IBV_WR_SEND;
+			wr[i].send_flags = IBV_SEND_SIGNALED;
+			wr[i].sg_list = &sge[i == 0 ? 0 : 1];
+			wr[i].num_sge = 1;
+			wr[i].next = i < 3 ? &wr[i + 1] : NULL;
+		}
+		wr[1].sg_list = sge;
+		wr[1].num_sge = 2;	/* max_send_sge: a gather of two */
+		wr[2].sg_list = sge;
+		wr[2].num_sge = 3;	/* one over max_send_sge */
+		ret = ibv_post_send(qp, wr, &bad);
+		check(ret == EINVAL && bad == &wr[2],
+		      "V-QP-6: a list [ok, ok (2 SGEs), 3 SGEs > max_send_sge, ok] fails with EINVAL, bad_wr the third (%d, %ld)",
+		      ret, bad ? (long)(bad - wr) : -1L);
+		got = drain(qp->send_cq, wc, 2);
+		check(got == 2 && cq_quiet(qp->send_cq) && wc[0].wr_id == 10 && wc[1].wr_id == 11 &&
+		      wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS,
+		      "the two WRs before it completed, nothing after (%d completions)",
+		      got);
+		ret = ask(qp, &rep);
+		check(!ret && rep.nmsg == 3 && rep.lastlen == 16 &&
+		      !memcmp(rep.last, "gather-1gather-2", 16),
+		      "the peer got the two, the second gathered from 2 SGEs in order (%u Sends)",
+		      rep.nmsg);
+		{
+			struct ibv_recv_wr rwr = { .wr_id = 99, .sg_list = sge,
+						   .num_sge = 3 }, *rbad = NULL;
+
+			check(ibv_post_recv(qp, &rwr, &rbad) == EINVAL &&
+			      rbad == &rwr,
+			      "V-QP-6: a receive with 3 SGEs (max_recv_sge 2) refused with EINVAL");
+		}
+	}
+
+	/*
+	 * V-FEN-1: a fenced Write after a Read waits for the Read's
+	 * response: the Write sends what the Read brought, not the poison
+	 * that was there when both were posted.
+	 */
+	memset(buf, 0x5a, READ_LEN);
+	ret = post1(qp, 20, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, buf, READ_LEN,
+		    peer.addr + READ_OFF);
+	ret = ret ?: post1(qp, 21, IBV_WR_RDMA_WRITE,
+			   IBV_SEND_SIGNALED | IBV_SEND_FENCE, buf, READ_LEN,
+			   peer.addr + WRITE_OFF);
+	got = drain(qp->send_cq, wc, 2);
+	check(!ret && got == 2 && wc[0].wr_id == 20 && wc[1].wr_id == 21 &&
+	      wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS,
+	      "a 256 KiB Read, then a fenced Write of its sink, both complete in order");
+	check(!ask(qp, &rep) && rep.w_ok,
+	      "V-FEN-1: the fenced Write carried the Read's data, not the poison (IBV_SEND_FENCE)");
+
+	/* V-RD-3: more Reads than ORD queue up; they never fail the post. */
+	memset(buf, 0x5a, READ_LEN);
+	ret = 0;
+	for (int i = 0; i < 8 && !ret; i++)
+		ret = post1(qp, 30 + i, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED,
+			    buf + i * 4096, 4096, peer.addr + READ_OFF + i * 4096);
+	got = drain(qp->send_cq, wc, 8);
+	ok = !ret && got == 8;
+	for (int i = 0; ok && i < 8; i++)
+		ok = wc[i].wr_id == (uint64_t)(30 + i) &&
+		     wc[i].status == IBV_WC_SUCCESS &&
+		     wc[i].opcode == IBV_WC_RDMA_READ;
+	for (int i = 0; ok && i < 8 * 4096; i++)
+		ok = buf[i] == pattern(i);
+	check(ok, "V-RD-3: 8 Reads posted at once with ORD %d all complete, in order, with the right data (%d)",
+	      SERVER_IRD, got);
+
+	/*
+	 * V-AMB-20: unsignalled WRs produce no completion, and a signalled
+	 * one behind them frees their slots: 4 rounds of a full send queue.
+	 */
+	qp_query(qp, &a);
+	ok = 1;
+	for (int r = 0; r < 4 && ok; r++) {
+		for (uint32_t i = 0; i < a.cap.max_send_wr && ok; i++)
+			ok = !post1(qp, 100 * r + i, IBV_WR_RDMA_WRITE,
+				    i + 1 == a.cap.max_send_wr ? IBV_SEND_SIGNALED : 0,
+				    buf, 64, peer.addr + WRITE_OFF);
+		got = ok ? drain(qp->send_cq, wc, 1) : 0;
+		ok = got == 1 && wc[0].wr_id == 100u * r + a.cap.max_send_wr - 1 &&
+		     wc[0].status == IBV_WC_SUCCESS;
+	}
+	check(ok && cq_quiet(qp->send_cq), "V-AMB-20: 4 x %u Writes, one signalled per full send queue: only those complete, every post fits",
+	      a.cap.max_send_wr);
+
+	/* Graceful close with receives posted: flushed in order. */
+	check(!rdma_disconnect(id), "V-ST-R5: rdma_disconnect (RTS -> SQD)");
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	check(qp_state(qp) == IBV_QPS_ERR,
+	      "V-ST-C5: after DISCONNECTED the QP is in ERR");
+	got = drain(qp->recv_cq, wc, NRECV - 1);
+	ok = got == NRECV - 1 && cq_quiet(qp->recv_cq);
+	for (int i = 0; ok && i < got; i++)
+		ok = wc[i].status == IBV_WC_WR_FLUSH_ERR && wc[i].opcode == IBV_WC_RECV;
+	check(ok, "V-ST-C4: the %d receives left posted were flushed (%d)",
+	      NRECV - 1, got);
+	/* Receive ids cycle as the server's replies came in: check the order. */
+	for (int i = 1; ok && i < got; i++)
+		ok = wc[i].wr_id == (wc[i - 1].wr_id + 1) % (NRECV - 1);
+	check(ok, "V-FL-9: ... in the order they were posted");
+}
+
+/*
+ * Post, with the server's packets stopped: a signalled Read (held at the
+ * peer: no response), an unsignalled Write and a signalled Write behind
+ * it, whose completions wait for the Read's. Returns 0 when all posted.
+ */
+static int post_stuck(struct ibv_qp *qp)
+{
+	run_cmd("KIWI_BLOCK");
+	return post1(qp, 40, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, buf, 4096,
+		     peer.addr + READ_OFF) ||
+	       post1(qp, 41, IBV_WR_RDMA_WRITE, 0, buf, 64, peer.addr + WRITE_OFF) ||
+	       post1(qp, 42, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, buf, 64,
+		     peer.addr + WRITE_OFF);
+}
+
+/* After an abort: everything flushed, in order, unsignalled too. */
+static void check_flushed(struct ibv_qp *qp, const char *how)
+{
+	struct ibv_wc wc[NRECV + 4];
+	int got, ok;
+
+	got = drain(qp->send_cq, wc, 3);
+	ok = got == 3 && cq_quiet(qp->send_cq);
+	for (int i = 0; ok && i < 3; i++)
+		ok = wc[i].wr_id == (uint64_t)(40 + i) &&
+		     wc[i].status == IBV_WC_WR_FLUSH_ERR;
+	check(ok && wc[0].opcode == IBV_WC_RDMA_READ &&
+	      wc[1].opcode == IBV_WC_RDMA_WRITE,
+	      "V-ST-E2, V-FL-9: %s: Read, unsignalled Write, Write flushed in order (%d)",
+	      how, got);
+	got = drain(qp->recv_cq, wc, NRECV);
+	ok = got == NRECV && cq_quiet(qp->recv_cq);
+	for (int i = 0; ok && i < got; i++)
+		ok = wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+		     wc[i].wr_id == (uint64_t)i;
+	check(ok, "V-ST-E2: %s: the %d receives flushed in order (%d)", how,
+	      NRECV, got);
+}
+
+/* Connection 2: held in SQD by an outstanding Read; the SQD row; abort. */
+static void conn_sqd(struct rdma_cm_id *id)
+{
+	struct ibv_qp *qp = id->qp;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND }, *bad = NULL;
+	int ret;
+
+	check(!post_stuck(qp), "post a Read the peer cannot answer, then 2 Writes");
+	ret = modify(qp, IBV_QPS_SQD);
+	check(!ret && qp_state(qp) == IBV_QPS_SQD,
+	      "V-ST-R5: RTS -> SQD with a Read outstanding: the QP stays in SQD (%d)",
+	      ret);
+	for (int to = IBV_QPS_RESET; to <= IBV_QPS_SQE; to++)
+		transition(qp, IBV_QPS_SQD, to, "(V-ST-C1)");
+	check(ibv_post_send(qp, &wr, &bad) == EINVAL && bad == &wr,
+	      "V-ST-C3: post_send in SQD refused with EINVAL");
+	check(!post_recv(qp, NRECV - 1, buf, 1),
+	      "V-ST-C3: post_recv in SQD is taken (to be flushed)");
+	transition(qp, IBV_QPS_SQD, IBV_QPS_ERR, "(abort a close; ib_drain_qp)");
+	check_flushed(qp, "SQD -> ERR");
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	run_cmd("KIWI_UNBLOCK");
+}
+
+/* Connection 3: aborted from RTS with the same WRs outstanding. */
+static void conn_abort(struct rdma_cm_id *id)
+{
+	struct ibv_qp *qp = id->qp;
+
+	check(!post_stuck(qp), "post a Read the peer cannot answer, then 2 Writes");
+	check(!post_recv(qp, NRECV - 1, buf, 1), "post one more receive");
+	transition(qp, IBV_QPS_RTS, IBV_QPS_ERR, "(V-ST-R10 abortive close)");
+	check_flushed(qp, "RTS -> ERR");
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	run_cmd("KIWI_UNBLOCK");
+}
+
+/* The next asynchronous event within about 5 s; 0 when one came. */
+static int next_async(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	if (poll(&p, 1, 5000) != 1 || ibv_get_async_event(ctx, ev))
+		return -1;
+	ibv_ack_async_event(ev);
+	return 0;
+}
+
+/*
+ * Connection 4: an RDMA Write to a bad STag; the peer answers with a
+ * Terminate, which reaches us as IBV_EVENT_QP_ACCESS_ERR on this QP.
+ */
+static void conn_access(struct rdma_cm_id *id)
+{
+	struct ibv_async_event ev;
+	struct ibv_wc wc = { 0 };
+	int ret;
+
+	ret = next_async(id->verbs, &ev);
+	check(ret, "V-ST-R10, V-ST-T7: the closes asked for by modify_qp raised no async event (%s)",
+	      ret ? "none" : ibv_event_type_str(ev.event_type));
+	peer.rkey ^= 0x80000000;	/* an STag index beyond any table */
+	ret = post1(id->qp, 50, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, buf, 64,
+		    peer.addr + WRITE_OFF);
+	peer.rkey ^= 0x80000000;
+	ret = ret ?: next_async(id->verbs, &ev);
+	check(!ret && ev.event_type == IBV_EVENT_QP_ACCESS_ERR &&
+	      ev.element.qp == id->qp,
+	      "V-ST-R9: a Write to an invalid STag: the peer's Terminate raises IBV_EVENT_QP_ACCESS_ERR on our QP (%s)",
+	      ret ? "none" : ibv_event_type_str(ev.event_type));
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	check(qp_state(id->qp) == IBV_QPS_ERR,
+	      "V-ST-T8: after the Terminate the QP is in ERR");
+	check(drain(id->qp->send_cq, &wc, 1) == 1 && wc.wr_id == 50,
+	      "the Write completed (status %d)", wc.status);
+}
+
+static int client(const char *addr, const char *port)
+{
+	struct rdma_cm_id *id;
+
+	ch = rdma_create_event_channel();
+	if (!ch)
+		die("rdma_create_event_channel");
+	id = connect_to(addr, port);
+	conn_main(id);
+	free_qp(id);
+	rdma_destroy_id(id);
+	if (getenv("KIWI_BLOCK") && getenv("KIWI_UNBLOCK")) {
+		id = connect_to(addr, port);
+		conn_sqd(id);
+		free_qp(id);
+		rdma_destroy_id(id);
+		id = connect_to(addr, port);
+		conn_abort(id);
+		free_qp(id);
+		rdma_destroy_id(id);
+		id = connect_to(addr, port);
+		conn_access(id);
+		free_qp(id);
+		rdma_destroy_id(id);
+	}
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(ch);
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "local")) {
+		printf("TAP version 13\n");
+		return local(argv[2]);
+	}
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "server"))
+		return server(argv[2], argv[3], argc == 5 ? atoi(argv[4]) : NCONN);
+	if (argc == 4 && !strcmp(argv[1], "hold")) {
+		ch = rdma_create_event_channel();
+		if (!ch)
+			die("rdma_create_event_channel");
+		connect_to(argv[2], argv[3]);
+		printf("# connected\n");
+		for (;;)
+			poll(NULL, 0, -1);
+	}
+	if (argc == 4 && !strcmp(argv[1], "client")) {
+		printf("TAP version 13\n");
+		return client(argv[2], argv[3]);
+	}
+	fprintf(stderr, "usage: %s local DEVICE | server|client|hold ADDR PORT\n",
+		argv[0]);
+	return 2;
+}

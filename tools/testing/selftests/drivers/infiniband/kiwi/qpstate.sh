@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The QP state machine and work request rules (kiwi_qpstate): every
+# modify_qp transition of an unconnected QP; then, between two namespaces,
+# query_qp after connect, the RTS and SQD rows, inline/SGE limits, post
+# lists, the Read fence, ORD queueing, unsignalled completions, graceful
+# and abortive closes with their flushes. The server's packets are dropped
+# (netem on kvB) to hold a Read outstanding. Last, a process killed with a
+# connection and its objects open is cleaned up: nothing left, the peer
+# sees the connection end, the module unloads.
+source "$(dirname "$0")/lib.sh"
+tap_begin "QP state machine and work requests"
+Q=$KIWI_TESTDIR/kiwi_qpstate
+out=$(mktemp -d)
+rc=0
+
+check "kiwi0 on a veth pair" kiwi_veth_dev kiwi0
+"$Q" local kiwi0 | sed 's/^\(\(not \)\?ok\) [0-9]*/\1 -/;/^TAP\|^1\.\./d'
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+kiwi_no_leftovers qpstate-local kiwi0 qp cq pd || rc=1
+kiwi_veth_dev_del kiwi0
+
+check "two hosts with a kiwi device each" kiwi_two_devs
+ip netns exec kiwiB timeout 300 "$Q" server 192.0.2.2 7400 >"$out/srv" 2>&1 &
+spid=$!
+check "server listens" wait_for 60 grep -q listening "$out/srv"
+KIWI_BLOCK="ip netns exec kiwiB tc qdisc add dev kvB root netem loss 100%" \
+KIWI_UNBLOCK="ip netns exec kiwiB tc qdisc del dev kvB root" \
+	ip netns exec kiwiA timeout 300 "$Q" client 192.0.2.2 7400 |
+	sed 's/^\(\(not \)\?ok\) [0-9]*/\1 -/;/^TAP\|^1\.\./d'
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+wait $spid
+src=$?
+sed 's/^/# /' "$out/srv"
+check "V-ST-E2: server: 4 connections ended with DISCONNECTED, QP in ERR, receives flushed" \
+	test $src -eq 0
+kiwi_no_leftovers qpstate kiwi0 qp cq mr pd || rc=1
+
+# A process killed while connected, with a PD, MR, CQs and a QP open.
+ip netns exec kiwiB timeout 120 "$Q" server 192.0.2.2 7401 1 >"$out/srv2" 2>&1 &
+spid=$!
+check "server listens" wait_for 60 grep -q listening "$out/srv2"
+ip netns exec kiwiA "$Q" hold 192.0.2.2 7401 >"$out/hold" 2>&1 &
+hpid=$!
+check "a client connects and holds its objects" wait_for 60 grep -q connected "$out/hold"
+kill -KILL $hpid
+# Gone, not stuck in its exit: a zombie (or nothing) is what must be left.
+check "SIGKILLed client: the process exits" \
+	wait_for 30 eval "[ ! -d /proc/$hpid ] || grep -q '^State:.*Z' /proc/$hpid/status"
+wait $spid
+src=$?
+sed 's/^/# /' "$out/srv2"
+check "SIGKILLed client: the server saw DISCONNECTED, its QP in ERR, receives flushed" \
+	test $src -eq 0
+check "SIGKILLed client: no QP, CQ, MR, PD or cm_id left on kiwi0" \
+	wait_for 20 eval 'kiwi_no_leftovers kill kiwi0 qp cq mr pd cm_id >/dev/null'
+kiwi_two_hosts_del
+wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
+check "the module unloads" modprobe -r kiwi
+rm -rf "$out"
+[ $rc -eq 0 ] || not_ok "kiwi_qpstate reported failures"
+tap_end
