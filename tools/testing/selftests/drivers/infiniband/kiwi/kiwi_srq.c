@@ -40,7 +40,7 @@ struct msg {
 	uint8_t data[MSG_MAX - 16];
 };
 
-enum { CTL_SEND, CTL_DONE };
+enum { CTL_SEND, CTL_DONE, CTL_SEND_BLIND };	/* blind: may fail */
 
 /* What the server asks of the client. */
 struct ctl {
@@ -135,9 +135,9 @@ static void setup_verbs(struct ibv_context *verbs)
 		die("ibv_alloc_pd/ibv_create_cq");
 }
 
-static struct ibv_mr *reg(void *buf, size_t len)
+static struct ibv_mr *reg(struct ibv_pd *on, void *buf, size_t len)
 {
-	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *mr = ibv_reg_mr(on, buf, len, IBV_ACCESS_LOCAL_WRITE);
 
 	if (!mr)
 		die("ibv_reg_mr");
@@ -176,6 +176,7 @@ static void post_send(struct ibv_qp *qp, struct ibv_mr *mr, void *buf,
 /* ---- server ---- */
 
 static struct ibv_srq *srq;
+static struct ibv_pd *srq_pd;
 static struct ibv_qp *qps[NQP];
 static uint8_t *slots;
 static struct ibv_mr *slots_mr;
@@ -354,22 +355,22 @@ static void server_srq_checks(void)
 
 	ia = (struct ibv_srq_init_attr){ .attr = { dev.max_srq_wr + 1, 1, 0 } };
 	errno = 0;
-	s = ibv_create_srq(pd, &ia);
+	s = ibv_create_srq(srq_pd, &ia);
 	check(!s && errno == EINVAL, "V-SRQ-18: max_wr max_srq_wr + 1 refused with EINVAL (%s)",
 	      strerror(errno));
 	ia = (struct ibv_srq_init_attr){ .attr = { 8, dev.max_srq_sge + 1, 0 } };
 	errno = 0;
-	s = ibv_create_srq(pd, &ia);
+	s = ibv_create_srq(srq_pd, &ia);
 	check(!s && errno == EINVAL, "V-SRQ-18: max_sge max_srq_sge + 1 refused with EINVAL (%s)",
 	      strerror(errno));
 	ia = (struct ibv_srq_init_attr){ .attr = { 4, 1, 5 } };
 	errno = 0;
-	s = ibv_create_srq(pd, &ia);
+	s = ibv_create_srq(srq_pd, &ia);
 	check(!s && errno == EINVAL, "V-SRQ-16: srq_limit 5 on a 4-WR SRQ refused with EINVAL (%s)",
 	      strerror(errno));
 
 	ia = (struct ibv_srq_init_attr){ .attr = { SRQ_WR, 1, 0 } };
-	srq = ibv_create_srq(pd, &ia);
+	srq = ibv_create_srq(srq_pd, &ia);
 	if (!check(srq && ia.attr.max_wr >= SRQ_WR,
 		   "V-SRQ-18: create an SRQ of %d WRs, 1 SGE (got %u WRs)",
 		   SRQ_WR, ia.attr.max_wr))
@@ -425,8 +426,12 @@ static int server(const char *addr, const char *port)
 		die("rdma_bind_addr");
 	rdma_freeaddrinfo(ai);
 	setup_verbs(lid->verbs);
-	slots_mr = reg(slots, SLOTS * MSG_MAX);
-	cmr = reg(c, sizeof(*c));
+	/* The SRQ and its buffers on a PD of their own (V-SRQ-9). */
+	srq_pd = ibv_alloc_pd(ctx);
+	if (!srq_pd)
+		die("ibv_alloc_pd");
+	slots_mr = reg(srq_pd, slots, SLOTS * MSG_MAX);
+	cmr = reg(pd, c, sizeof(*c));
 	server_srq_checks();
 	if (rdma_listen(lid, NQP))
 		die("rdma_listen");
@@ -489,7 +494,7 @@ static int server(const char *addr, const char *port)
 
 	/* 8 WQEs posted, limit 4: 4 messages leave 4, not fewer. */
 	check(exchange(c, cmr, 4, 0, 7),
-	      "V-SRQ-3/6: 4 messages over 3 QPs land in SRQ WQEs, data and qp_num right");
+	      "V-SRQ-3/6/9: 4 messages over 3 QPs land in WQEs of an SRQ on another PD, data and qp_num right");
 	check(no_limit_event() && srq_limit() == 4,
 	      "V-SRQ-15: 4 WQEs left of limit 4: no limit event, still armed");
 	check(exchange(c, cmr, 1, 4, 7), "a 5th message is received");
@@ -518,12 +523,23 @@ static int server(const char *addr, const char *port)
 	      wait_async(IBV_EVENT_SRQ_LIMIT_REACHED, NULL),
 	      "V-SRQ-15: the re-armed limit fires when 2 of 3 are left");
 
+	/* An empty SRQ is an empty receive queue, for one QP only. */
+	check(exchange(c, cmr, 2, 12, 4) && no_limit_event(),
+	      "QP 2 uses up the 2 WQEs left; no event (disarmed)");
+	send_ctl(c, cmr, CTL_SEND_BLIND, 1, 14, 2);
+	check(wait_async(IBV_EVENT_QP_FATAL, qps[1]) &&
+	      wait_async(IBV_EVENT_QP_LAST_WQE_REACHED, qps[1]),
+	      "V-SRQ-8: a Send to the empty SRQ on QP 1 fails QP 1 (Terminate): QP_FATAL, LAST_WQE_REACHED");
+	check(ibv_poll_cq(rcq, 1, &wc) == 0, "nothing completes for it");
+	check(!post_srq(14, 1) && exchange(c, cmr, 1, 15, 4),
+	      "V-SRQ-11: QP 2 still receives through the SRQ after QP 1 failed");
+	check(!post_srq(15, 2), "post 2 more WQEs");
+
 	send_ctl(c, cmr, CTL_DONE, 0, 0, 0);
 	wait_disconnected(ids);
-	check(wait_async(IBV_EVENT_QP_LAST_WQE_REACHED, qps[1]) &&
-	      wait_async(IBV_EVENT_QP_LAST_WQE_REACHED, qps[2]),
-	      "QPs 1 and 2 report IBV_EVENT_QP_LAST_WQE_REACHED as they disconnect");
-	check(ibv_poll_cq(rcq, 1, &wc) == 0,
+	check(wait_async(IBV_EVENT_QP_LAST_WQE_REACHED, qps[2]),
+	      "QP 2 reports IBV_EVENT_QP_LAST_WQE_REACHED as it disconnects");
+	check(no_limit_event() && ibv_poll_cq(rcq, 1, &wc) == 0,
 	      "V-FL-6: the 2 WQEs left are not flushed by the disconnects");
 	for (int i = 0; i < NQP; i++) {
 		rdma_destroy_qp(ids[i]);
@@ -536,6 +552,7 @@ static int server(const char *addr, const char *port)
 	ibv_destroy_cq(scq);
 	ibv_destroy_cq(rcq);
 	ibv_dealloc_pd(pd);
+	ibv_dealloc_pd(srq_pd);
 	rdma_destroy_event_channel(ch);
 	printf("1..%d\n", n);
 	return failed ? 1 : 0;
@@ -574,8 +591,8 @@ static int client(const char *addr, const char *port)
 		rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
 		if (!pd) {
 			setup_verbs(ids[i]->verbs);
-			cmr = reg(ctls, 4 * sizeof(*ctls));
-			mmr = reg(msgs, SRQ_WR * 4 * sizeof(*msgs));
+			cmr = reg(pd, ctls, 4 * sizeof(*ctls));
+			mmr = reg(pd, msgs, SRQ_WR * 4 * sizeof(*msgs));
 		}
 		qa.send_cq = scq;
 		qa.recv_cq = rcq;
@@ -642,7 +659,7 @@ static int client(const char *addr, const char *port)
 			fprintf(stderr, "error: sends did not complete\n");
 			return 1;
 		}
-		for (uint32_t k = 0; k < c.count; k++)
+		for (uint32_t k = 0; k < c.count && c.cmd == CTL_SEND; k++)
 			if (swc[k].status != IBV_WC_SUCCESS) {
 				fprintf(stderr, "error: send %s\n",
 					ibv_wc_status_str(swc[k].status));
