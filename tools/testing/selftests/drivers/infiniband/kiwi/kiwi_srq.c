@@ -369,6 +369,15 @@ static void server_srq_checks(void)
 	check(!s && errno == EINVAL, "V-SRQ-16: srq_limit 5 on a 4-WR SRQ refused with EINVAL (%s)",
 	      strerror(errno));
 
+	ia = (struct ibv_srq_init_attr){ .attr = { 4, 1, 2 } };
+	s = ibv_create_srq(srq_pd, &ia);
+	memset(&a, 0, sizeof(a));
+	if (s && ibv_query_srq(s, &a))
+		die("ibv_query_srq");
+	check(s && a.srq_limit == 2 && !ibv_destroy_srq(s),
+	      "V-SRQ-15: srq_limit 2 at creation arms the limit: query_srq says %u",
+	      a.srq_limit);
+
 	ia = (struct ibv_srq_init_attr){ .attr = { SRQ_WR, 1, 0 } };
 	srq = ibv_create_srq(srq_pd, &ia);
 	if (!check(srq && ia.attr.max_wr >= SRQ_WR,

@@ -86,6 +86,16 @@ struct ks_end {
  * @l: the listener
  * @nreq: connect requests taken so far
  * @limit_events: IB_EVENT_SRQ_LIMIT_REACHED events
+ * @pd_a: the client's PD
+ * @pd_b: the server's, the SRQ's too
+ * @cq_a: the client's CQ, polled directly
+ * @cq_b: the server's
+ * @srq: the server's SRQ
+ * @buf_a: messages sent, KS_SLOTS x KS_MSG bytes
+ * @buf_b: the SRQ's buffers, as many
+ * @dma_a: DMA address of @buf_a
+ * @dma_b: DMA address of @buf_b
+ * @seqs: messages received so far, by number
  */
 struct ks {
 	struct kt kt;
@@ -342,6 +352,17 @@ static bool ks_srq_create(struct ib_device *dev)
 	kt_check(&ks->kt, PTR_ERR_OR_ZERO(s) == -EINVAL,
 		 "V-SRQ-16: srq_limit 5 on 4 WRs refused with -EINVAL (%d)",
 		 PTR_ERR_OR_ZERO(s));
+
+	init.attr = (struct ib_srq_attr){ 4, 1, 2 };
+	s = ib_create_srq(ks->pd_b, &init);
+	if (!IS_ERR(s)) {
+		kt_check(&ks->kt, !ib_query_srq(s, &a) && a.srq_limit == 2,
+			 "V-SRQ-15: srq_limit 2 at creation arms the limit");
+		ib_destroy_srq(s);
+	} else {
+		kt_check(&ks->kt, false, "ib_create_srq with srq_limit 2 (%ld)",
+			 PTR_ERR(s));
+	}
 
 	init.attr = (struct ib_srq_attr){ KS_SRQ_WR, 1, 0 };
 	s = ib_create_srq(ks->pd_b, &init);
