@@ -31,9 +31,14 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct kiwi_uqp *qp;
 	int ret;
 
-	if (attr->qp_type != IBV_QPT_RC || attr->srq) {
+	if (attr->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
 		return NULL;
+	}
+	/* On an SRQ the receive queue sizes are ignored (V-SRQ-4). */
+	if (attr->srq) {
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
 	}
 	if (attr->cap.max_send_wr > 16384 || attr->cap.max_recv_wr > 16384 ||
 	    attr->cap.max_send_sge > KIWI_MAX_SGE ||
@@ -46,16 +51,19 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	if (!qp)
 		return NULL;
 	qp->num_sqe = kiwi_pow2_roundup(attr->cap.max_send_wr ?: 1);
-	qp->num_rqe = kiwi_pow2_roundup(attr->cap.max_recv_wr ?: 1);
+	/* A QP on an SRQ has no receive ring of its own. */
+	qp->num_rqe = attr->srq ? 0 : kiwi_pow2_roundup(attr->cap.max_recv_wr ?: 1);
 	ret = kiwi_ring_alloc(&qp->sq_ring,
 			      KIWI_RING_BYTES(qp->num_sqe, sizeof(struct kiwi_sqe),
 					      struct kiwi_sq_ctrl));
 	if (ret)
 		goto err;
-	ret = kiwi_ring_alloc(&qp->rq_ring,
-			      (size_t)qp->num_rqe * sizeof(struct kiwi_rqe));
-	if (ret)
-		goto err_sq;
+	if (qp->num_rqe) {
+		ret = kiwi_ring_alloc(&qp->rq_ring, (size_t)qp->num_rqe *
+						    sizeof(struct kiwi_rqe));
+		if (ret)
+			goto err_sq;
+	}
 	qp->sq = qp->sq_ring.addr;
 	qp->rq = qp->rq_ring.addr;
 	qp->ctrl = (struct kiwi_sq_ctrl *)(qp->sq + qp->num_sqe);
@@ -65,7 +73,7 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	cmd.req.sq_va = (uintptr_t)qp->sq_ring.addr;
-	cmd.req.rq_va = (uintptr_t)qp->rq_ring.addr;
+	cmd.req.rq_va = (uintptr_t)qp->rq_ring.addr;	/* NULL with an SRQ */
 	cmd.req.num_sqe = qp->num_sqe;
 	cmd.req.num_rqe = qp->num_rqe;
 	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
@@ -270,29 +278,27 @@ int kiwi_post_sqes(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		   struct ibv_recv_wr **bad_wr)
+/*
+ * Post @wr.. into a receive ring (a QP's or an SRQ's) at *@tail under
+ * @lock; 0 or the errno verbs give, with *@bad_wr set.
+ */
+int kiwi_post_rqes(pthread_spinlock_t *lock, struct kiwi_rqe *ring,
+		   uint32_t num, uint32_t *tail, uint32_t max_sge,
+		   struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	struct kiwi_uqp *qp = to_uqp(ibqp);
-	uint32_t state = kiwi_qp_state(qp);
-	struct ibv_recv_wr *dummy;
 	int ret = 0;
 	int i;
 
-	if (state == IBV_QPS_RESET) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-	pthread_spin_lock(&qp->rq_lock);
+	pthread_spin_lock(lock);
 	for (; wr; wr = wr->next) {
-		struct kiwi_rqe *rqe = &qp->rq[qp->rq_tail & (qp->num_rqe - 1)];
+		struct kiwi_rqe *rqe = &ring[*tail & (num - 1)];
 
 		if (__atomic_load_n(&rqe->flags, __ATOMIC_ACQUIRE) &
 		    KIWI_WQE_VALID) {
 			ret = ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
 			ret = EINVAL;
 			break;
 		}
@@ -304,11 +310,29 @@ int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		rqe->num_sge = wr->num_sge;
 		rqe->id = wr->wr_id;
 		__atomic_store_n(&rqe->flags, KIWI_WQE_VALID, __ATOMIC_RELEASE);
-		qp->rq_tail++;
+		(*tail)++;
 	}
-	pthread_spin_unlock(&qp->rq_lock);
+	pthread_spin_unlock(lock);
 	if (ret)
 		*bad_wr = wr;
+	return ret;
+}
+
+int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	struct kiwi_uqp *qp = to_uqp(ibqp);
+	uint32_t state = kiwi_qp_state(qp);
+	struct ibv_recv_wr *dummy;
+	int ret;
+
+	/* A QP on an SRQ takes receives from it only (V-SRQ-5). */
+	if (state == IBV_QPS_RESET || ibqp->srq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	ret = kiwi_post_rqes(&qp->rq_lock, qp->rq, qp->num_rqe, &qp->rq_tail,
+			     qp->max_recv_sge, wr, bad_wr);
 	/* Receives are consumed by arriving data; only a failed QP needs a
 	 * kick, to flush them.
 	 */

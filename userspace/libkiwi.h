@@ -29,6 +29,17 @@ struct kiwi_ucq {
 	uint32_t get;
 };
 
+/* A shared receive queue: a ring of RQEs, posted into without a system call. */
+struct kiwi_usrq {
+	struct ibv_srq ibv_srq;
+	pthread_spinlock_t lock;
+	struct kiwi_ring ring;
+	struct kiwi_rqe *rq;
+	uint32_t num_rqe;
+	uint32_t tail;
+	uint32_t max_sge;
+};
+
 struct kiwi_uqp {
 	struct ibv_qp ibv_qp;
 	pthread_spinlock_t sq_lock;
@@ -76,6 +87,19 @@ int kiwi_post_sqes(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr, uint16_t wqe_flags);
 int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+int kiwi_post_rqes(pthread_spinlock_t *lock, struct kiwi_rqe *ring,
+		   uint32_t num, uint32_t *tail, uint32_t max_sge,
+		   struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* kiwi_srq.c */
+struct ibv_srq *kiwi_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+int kiwi_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int mask);
+int kiwi_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int kiwi_destroy_srq(struct ibv_srq *ibsrq);
+int kiwi_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
 
 /* kiwi_mr.c */
 struct ibv_mr *kiwi_reg_mr(struct ibv_pd *pd, void *addr, size_t length,

@@ -117,7 +117,8 @@ struct verbs_context_ops {
 				    struct ibv_qp_init_attr *attr);
 	pabi_op create_qp_ex;
 	pabi_op create_rwq_ind_table;
-	pabi_op create_srq;
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *attr);
 	pabi_op create_srq_ex;
 	pabi_op create_wq;
 	int (*dealloc_mw)(struct ibv_mw *mw);
@@ -131,7 +132,7 @@ struct verbs_context_ops {
 	pabi_op destroy_flow_action;
 	int (*destroy_qp)(struct ibv_qp *qp);
 	pabi_op destroy_rwq_ind_table;
-	pabi_op destroy_srq;
+	int (*destroy_srq)(struct ibv_srq *srq);
 	pabi_op destroy_wq;
 	pabi_op detach_mcast;
 	void (*free_context)(struct ibv_context *context);
@@ -145,7 +146,8 @@ struct verbs_context_ops {
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			 int attr_mask);
 	pabi_op modify_qp_rate_limit;
-	pabi_op modify_srq;
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			  int attr_mask);
 	pabi_op modify_wq;
 	pabi_op open_qp;
 	pabi_op open_xrcd;
@@ -155,7 +157,8 @@ struct verbs_context_ops {
 	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			 struct ibv_send_wr **bad_wr);
 	pabi_op post_srq_ops;
-	pabi_op post_srq_recv;
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -167,7 +170,7 @@ struct verbs_context_ops {
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	pabi_op query_qp_data_in_order;
 	pabi_op query_rt_values;
-	pabi_op query_srq;
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 	pabi_op read_counters;
 	pabi_op reg_dm_mr;
 	pabi_op reg_dmabuf_mr;
@@ -239,6 +242,21 @@ struct ibv_rereg_mr {
 	struct ib_uverbs_rereg_mr core_payload;
 };
 
+struct ibv_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core_payload;
+};
+
+struct ibv_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_srq core_payload;
+};
+
+struct ibv_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_srq core_payload;
+};
+
 /* Functions libibverbs exports under IBVERBS_PRIVATE_34. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
@@ -305,6 +323,16 @@ int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
 int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
 

@@ -57,6 +57,9 @@ int main(void)
 	EXPECT_EQ(sizeof(struct kiwi_create_cq_req), 16);
 	EXPECT_EQ(sizeof(struct kiwi_create_qp_req), 24);
 	EXPECT_EQ(sizeof(struct kiwi_create_qp_resp), 16);
+	EXPECT_EQ(sizeof(struct kiwi_create_srq_req), 16);
+	EXPECT_EQ(offsetof(struct kiwi_create_srq_req, num_rqe), 8);
+	EXPECT_EQ(sizeof(struct kiwi_create_srq_resp), 8);
 	EXPECT_EQ(KIWI_MAX_INLINE, 96);
 	EXPECT_EQ(KIWI_WR_BIND_MW, 6);
 	EXPECT_EQ(KIWI_WQE_BIND_TYPE1, 64);
@@ -83,6 +86,11 @@ int main(void)
 	EXPECT_EQ(offsetof(struct verbs_context_ops, post_recv), 54 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, post_send), 55 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, query_qp), 61 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, create_srq), 22 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, destroy_srq), 36 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, modify_srq), 49 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, post_srq_recv), 57 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, query_srq), 64 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, req_notify_cq), 69 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, dereg_mr), 28 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, reg_mr), 68 * sizeof(void *));
@@ -119,6 +127,11 @@ int main(void)
 	EXPECT_EQ(sizeof(struct ibv_reg_mr), 48);
 	EXPECT_EQ(offsetof(struct ibv_reg_mr, core_payload.access_flags), 44);
 	EXPECT_EQ(sizeof(struct ib_uverbs_reg_mr_resp), 12);
+	EXPECT_EQ(sizeof(struct ibv_create_srq), 8 + sizeof(struct ib_uverbs_create_srq));
+	EXPECT_EQ(sizeof(struct ibv_create_srq), 40);
+	EXPECT_EQ(sizeof(struct ibv_modify_srq), 8 + sizeof(struct ib_uverbs_modify_srq));
+	EXPECT_EQ(sizeof(struct ibv_query_srq), 8 + sizeof(struct ib_uverbs_query_srq));
+	EXPECT_EQ(sizeof(struct ib_uverbs_create_srq_resp), 16);
 
 	printf("1..%d\n", n);
 	return failed ? 1 : 0;

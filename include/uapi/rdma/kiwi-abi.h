@@ -198,4 +198,21 @@ struct kiwi_create_qp_resp {
 	__u32 reserved;
 };
 
+/*
+ * libkiwi -> kernel, with IB_USER_VERBS_CMD_CREATE_SRQ. A shared receive
+ * queue is a ring of struct kiwi_rqe without control block: libkiwi posts
+ * into it as into a QP's receive queue, and the receive engines of all QPs
+ * on the SRQ take entries in ring order, clearing VALID as they take them.
+ */
+struct kiwi_create_srq_req {
+	__aligned_u64 ring_va;	/* page-aligned RQE array */
+	__u32 num_rqe;		/* power of two, >= max_wr */
+	__u32 reserved;		/* must be zero */
+};
+
+struct kiwi_create_srq_resp {
+	__u32 num_rqe;
+	__u32 reserved;
+};
+
 #endif /* KIWI_ABI_USER_H */

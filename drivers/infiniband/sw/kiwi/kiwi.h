@@ -27,6 +27,8 @@
 #define KIWI_MAX_QP_WR		16384		/* power of two */
 #define KIWI_MAX_ORD		128		/* RDMA Reads in flight, each way */
 #define KIWI_MAX_IRD		128
+#define KIWI_MAX_SRQ		16384
+#define KIWI_MAX_SRQ_WR		16384		/* power of two */
 
 #include "kiwi_cm.h"
 #include "kiwi_engine.h"
@@ -65,6 +67,7 @@ struct kiwi_device {
 	bool port_active;
 	atomic_t num_pd;
 	atomic_t num_cq;
+	atomic_t num_srq;
 	struct xarray qp_xa;
 
 	/*
@@ -163,6 +166,35 @@ struct kiwi_queue {
 };
 
 /**
+ * struct kiwi_srq - a shared receive queue (kiwi_srq.c)
+ * @base_srq: the core's SRQ; must be first
+ * @lock: serialises kernel posters and the receive engines taking WQEs
+ * @ring: the WQEs, in kernel memory or (user SRQs) in @umap
+ * @num: ring size, a power of two
+ * @head: next entry a receive engine takes
+ * @tail: next entry a kernel poster fills (user SRQs: unused)
+ * @max_sge: scatter/gather entries a WR may carry
+ * @limit: armed limit (srq_limit), 0 when disarmed; written under @lock
+ * @umap: the pinned ring of a user SRQ
+ */
+struct kiwi_srq {
+	struct ib_srq base_srq;
+	spinlock_t lock;		/* see @lock above */
+	struct kiwi_rqe *ring;
+	u32 num;
+	u32 head;
+	u32 tail;
+	u32 max_sge;
+	u32 limit;
+	struct kiwi_umap umap;
+};
+
+static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct kiwi_srq, base_srq);
+}
+
+/**
  * struct kiwi_qp - a reliably connected queue pair
  * @base_qp: the core's QP; must be first
  * @kdev: its device
@@ -172,9 +204,12 @@ struct kiwi_queue {
  * @state_lock: serialises state changes (modify_qp, the CM, errors)
  * @state: the verbs state, as query_qp reports it
  * @sq_lock: protects @sq for kernel posters and the flush
- * @rq_lock: likewise for @rq
+ * @rq_lock: likewise for @rq, and for @srq_held
  * @sq: send queue
- * @rq: receive queue
+ * @rq: receive queue; empty (num 0) on a QP with an SRQ
+ * @srq_held: on an SRQ, the receive engine had taken a WQE for a message
+ *	that was in progress when it stopped; the flush completes it
+ * @srq_held_id: that WQE's wr_id
  * @ctrl: the control word after the SQ ring (user QPs see it)
  * @scq: completion queue of the send queue
  * @rcq: completion queue of the receive queue
@@ -205,6 +240,8 @@ struct kiwi_qp {
 	spinlock_t rq_lock;		/* see @rq_lock above */
 	struct kiwi_queue sq;
 	struct kiwi_queue rq;
+	bool srq_held;
+	u64 srq_held_id;
 	struct kiwi_sq_ctrl *ctrl;
 	struct kiwi_cq *scq;
 	struct kiwi_cq *rcq;
@@ -282,6 +319,18 @@ void kiwi_qp_error(struct kiwi_qp *qp);
 void kiwi_iw_add_ref(struct ib_qp *ibqp);
 void kiwi_iw_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
+void kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr);
+
+/* kiwi_srq.c */
+int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int kiwi_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int kiwi_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+bool kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *rqe);
 
 /* kiwi_device.c */
 int kiwi_device_add(const char *name, struct net_device *netdev);

@@ -10,8 +10,12 @@
  * every WR posted while it is there, completes with IB_WC_WR_FLUSH_ERR, in
  * order, signalled or not.
  *
+ * A QP created on an SRQ has no receive ring: its receive engine takes WQEs
+ * from the SRQ (kiwi_srq.c), and post_recv on it fails with -EINVAL.
+ *
  * Locking: state_lock (mutex) is taken before sq_lock/rq_lock (spinlocks,
- * interrupts off); a CQ's lock nests inside either.
+ * interrupts off); a CQ's lock nests inside either. An SRQ's lock is taken
+ * under none of them.
  */
 
 #include <linux/log2.h>
@@ -78,13 +82,22 @@ void kiwi_qp_put(struct kiwi_qp *qp)
 		complete(&qp->released);
 }
 
-static int kiwi_qp_check_caps(const struct ib_qp_init_attr *attr)
+static int kiwi_qp_check_caps(struct ib_qp_init_attr *attr,
+			      struct ib_udata *udata)
 {
-	const struct ib_qp_cap *cap = &attr->cap;
+	struct ib_qp_cap *cap = &attr->cap;
 
-	if (attr->qp_type != IB_QPT_RC || attr->create_flags || attr->srq)
+	/* On an SRQ the receive queue sizes are ignored (V-SRQ-4). */
+	if (attr->srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
 		return -EOPNOTSUPP;
 	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	/* A user QP needs a user SRQ, a kernel QP a kernel one. */
+	if (attr->srq && !!udata != !!attr->srq->uobject)
 		return -EINVAL;
 	if (cap->max_send_wr > KIWI_MAX_QP_WR ||
 	    cap->max_recv_wr > KIWI_MAX_QP_WR ||
@@ -107,7 +120,10 @@ static int kiwi_qp_user_rings(struct kiwi_qp *qp, struct ib_qp_init_attr *attr,
 	if (ret)
 		return ret;
 	if (!is_power_of_2(req.num_sqe) || req.num_sqe > KIWI_MAX_QP_WR ||
-	    req.num_sqe < attr->cap.max_send_wr ||
+	    req.num_sqe < attr->cap.max_send_wr)
+		return -EINVAL;
+	/* On an SRQ there is no receive ring; otherwise there must be one. */
+	if (attr->srq ? req.num_rqe || req.rq_va :
 	    !is_power_of_2(req.num_rqe) || req.num_rqe > KIWI_MAX_QP_WR ||
 	    req.num_rqe < attr->cap.max_recv_wr)
 		return -EINVAL;
@@ -116,10 +132,12 @@ static int kiwi_qp_user_rings(struct kiwi_qp *qp, struct ib_qp_init_attr *attr,
 			    &qp->sq.umap);
 	if (ret)
 		return ret;
-	ret = kiwi_umap_get(ibdev, req.rq_va, kiwi_rq_bytes(req.num_rqe),
-			    &qp->rq.umap);
-	if (ret)
-		goto err_sq;
+	if (req.num_rqe) {
+		ret = kiwi_umap_get(ibdev, req.rq_va, kiwi_rq_bytes(req.num_rqe),
+				    &qp->rq.umap);
+		if (ret)
+			goto err_sq;
+	}
 	qp->sq.num = req.num_sqe;
 	qp->sq.ring = qp->sq.umap.addr;
 	qp->rq.num = req.num_rqe;
@@ -143,10 +161,11 @@ static int kiwi_qp_kernel_rings(struct kiwi_qp *qp,
 				struct ib_qp_init_attr *attr)
 {
 	qp->sq.num = roundup_pow_of_two(max(attr->cap.max_send_wr, 1U));
-	qp->rq.num = roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U));
+	qp->rq.num = attr->srq ? 0 :
+		     roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U));
 	qp->sq.ring = vzalloc(kiwi_sq_bytes(qp->sq.num));
-	qp->rq.ring = vzalloc(kiwi_rq_bytes(qp->rq.num));
-	if (!qp->sq.ring || !qp->rq.ring) {
+	qp->rq.ring = qp->rq.num ? vzalloc(kiwi_rq_bytes(qp->rq.num)) : NULL;
+	if (!qp->sq.ring || (qp->rq.num && !qp->rq.ring)) {
 		vfree(qp->sq.ring);
 		vfree(qp->rq.ring);
 		return -ENOMEM;
@@ -173,7 +192,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u32 qpn;
 	int ret;
 
-	ret = kiwi_qp_check_caps(attr);
+	ret = kiwi_qp_check_caps(attr, udata);
 	if (ret)
 		return ret;
 
@@ -274,7 +293,16 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 
 	cqe.opcode = IB_WC_RECV;
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	for (;;) {
+	/*
+	 * On an SRQ only the WQE this QP had taken is flushed; the others
+	 * stay on the SRQ for the other QPs (V-FL-6).
+	 */
+	if (qp->srq_held) {
+		cqe.id = qp->srq_held_id;
+		qp->srq_held = false;
+		kiwi_cq_add(qp->rcq, &cqe);
+	}
+	while (qp->rq.num) {
 		struct kiwi_rqe *rqe = (struct kiwi_rqe *)qp->rq.ring +
 				       (qp->rq.head & (qp->rq.num - 1));
 
@@ -292,6 +320,8 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 /* Context: qp->state_lock held. Publishes the state to libkiwi too. */
 static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state)
 {
+	bool failing = state == IB_QPS_ERR && qp->state != IB_QPS_ERR;
+
 	WRITE_ONCE(qp->state, state);
 	/* Full barrier: a later post sees the new state in the ring. */
 	smp_store_mb(qp->ctrl->state, state);
@@ -300,6 +330,12 @@ static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state)
 		kiwi_engines_stop(qp);
 		kiwi_qp_flush(qp);
 	}
+	/*
+	 * The engines are stopped and the WQE they held from the SRQ is
+	 * flushed: this QP takes no more from it.
+	 */
+	if (failing && qp->base_qp.srq)
+		kiwi_qp_async_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 void kiwi_qp_async_event(struct kiwi_qp *qp, enum ib_event_type type)
@@ -451,6 +487,7 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->path_mtu = IB_MTU_4096;
 
 	init->qp_type = IB_QPT_RC;
+	init->srq = qp->base_qp.srq;
 	init->send_cq = &qp->scq->base_cq;
 	init->recv_cq = &qp->rcq->base_cq;
 	init->cap = attr->cap;
@@ -703,6 +740,21 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return ret;
 }
 
+/* Fill a receive WQE (the caller checked its size) and publish it. */
+void kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr)
+{
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		rqe->sge[i].addr = wr->sg_list[i].addr;
+		rqe->sge[i].length = wr->sg_list[i].length;
+		rqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	rqe->num_sge = wr->num_sge;
+	rqe->id = wr->wr_id;
+	kiwi_ring_set_flags(&rqe->flags, KIWI_WQE_VALID);
+}
+
 int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
@@ -710,8 +762,12 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	unsigned long flags;
 	int ret = 0;
-	int i;
 
+	/* A QP on an SRQ takes receives from it only (V-SRQ-5). */
+	if (ibqp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (!ibqp->uobject) {
 		if (state == IB_QPS_RESET) {
 			*bad_wr = wr;
@@ -730,14 +786,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 				ret = -EINVAL;
 				break;
 			}
-			for (i = 0; i < wr->num_sge; i++) {
-				rqe->sge[i].addr = wr->sg_list[i].addr;
-				rqe->sge[i].length = wr->sg_list[i].length;
-				rqe->sge[i].lkey = wr->sg_list[i].lkey;
-			}
-			rqe->num_sge = wr->num_sge;
-			rqe->id = wr->wr_id;
-			kiwi_ring_set_flags(&rqe->flags, KIWI_WQE_VALID);
+			kiwi_rqe_from_wr(rqe, wr);
 			qp->rq.tail++;
 		}
 		spin_unlock_irqrestore(&qp->rq_lock, flags);

@@ -85,26 +85,42 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 		kiwi_cm_terminated(qp->cep);
 }
 
-/* Take the next receive WQE for a new Send message. Return: 0 or a tc. */
+/*
+ * Take the next receive WQE for a new Send message, from the QP's receive
+ * queue or its SRQ; an empty SRQ is an empty receive queue (V-SRQ-8).
+ * The WQE's STags must belong to the PD of the queue it came from: the
+ * SRQ's for an SRQ (V-SRQ-9). Return: 0 or a tc.
+ */
 static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 {
+	struct ib_srq *srq = qp->base_qp.srq;
+	struct ib_pd *pd = srq ? srq->pd : qp->base_qp.pd;
 	struct kiwi_rx *rx = qp->rx;
 	struct kiwi_rqe *rqe;
 	unsigned long flags;
+	u32 max_sge;
 	u64 len = 0;
 	int i;
 
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	rqe = (struct kiwi_rqe *)qp->rq.ring + (qp->rq.head & (qp->rq.num - 1));
-	if (!(kiwi_ring_flags(&rqe->flags) & KIWI_WQE_VALID)) {
+	if (srq) {
+		if (!kiwi_srq_take(to_ksrq(srq), &rx->rqe))
+			return KIWI_TC_DDP_U_NO_BUF;
+		max_sge = to_ksrq(srq)->max_sge;
+	} else {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		rqe = (struct kiwi_rqe *)qp->rq.ring +
+		      (qp->rq.head & (qp->rq.num - 1));
+		if (!(kiwi_ring_flags(&rqe->flags) & KIWI_WQE_VALID)) {
+			spin_unlock_irqrestore(&qp->rq_lock, flags);
+			return KIWI_TC_DDP_U_NO_BUF;
+		}
+		memcpy(&rx->rqe, rqe, sizeof(rx->rqe));
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
-		return KIWI_TC_DDP_U_NO_BUF;
+		max_sge = qp->rq.max_sge;
 	}
-	memcpy(&rx->rqe, rqe, sizeof(rx->rqe));
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
 
 	rx->have_rqe = true;
-	if (rx->rqe.num_sge > qp->rq.max_sge)
+	if (rx->rqe.num_sge > max_sge)
 		return KIWI_TC_DDP_LOCAL_CATA;
 	for (i = 0; i < rx->rqe.num_sge; i++) {
 		struct kiwi_sge *sge = &rx->rqe.sge[i];
@@ -114,7 +130,7 @@ static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 			continue;
 		rx->rqe_mem[i] = kiwi_mem_get(qp->kdev, sge->lkey);
 		if (!rx->rqe_mem[i] ||
-		    kiwi_mem_check(rx->rqe_mem[i], qp->base_qp.pd,
+		    kiwi_mem_check(rx->rqe_mem[i], pd,
 				   IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length))
 			return KIWI_TC_DDP_LOCAL_CATA;
 	}
@@ -144,11 +160,15 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 		cqe.inval_stag = rx->ddp.inv_stag;
 	}
 	kiwi_rx_put_rqe(rx);
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	rqe = (struct kiwi_rqe *)qp->rq.ring + (qp->rq.head & (qp->rq.num - 1));
-	kiwi_ring_set_flags(&rqe->flags, 0);
-	qp->rq.head++;
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	/* An SRQ's WQE left its ring when it was taken. */
+	if (!qp->base_qp.srq) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		rqe = (struct kiwi_rqe *)qp->rq.ring +
+		      (qp->rq.head & (qp->rq.num - 1));
+		kiwi_ring_set_flags(&rqe->flags, 0);
+		qp->rq.head++;
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
 	kiwi_cq_add(qp->rcq, &cqe);
 }
 
@@ -616,11 +636,22 @@ void kiwi_rx_drain(struct kiwi_qp *qp)
 	release_sock(sk);
 }
 
-/* Reset the receive state for a new connection. */
+/*
+ * Reset the receive state for a new connection, or when the engines stop.
+ * A WQE taken from an SRQ for a message in progress is left for the flush
+ * to complete (a receive queue's stays on its ring for that).
+ */
 void kiwi_rx_reset(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = qp->rx;
+	unsigned long flags;
 
+	if (rx->have_rqe && qp->base_qp.srq) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		qp->srq_held = true;
+		qp->srq_held_id = rx->rqe.id;
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
 	kiwi_rx_put_rqe(rx);
 	if (rx->tmem)
 		kiwi_mem_put(rx->tmem);

@@ -42,6 +42,10 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->max_mr_size = KIWI_MAX_MR_SIZE;
 	attr->max_fast_reg_page_list_len = KIWI_MAX_FR_PAGES;
 	attr->max_mw = KIWI_MAX_MW;
+	/* Basic SRQs, not resizable (no IB_DEVICE_SRQ_RESIZE): V-SRQ-1. */
+	attr->max_srq = KIWI_MAX_SRQ;
+	attr->max_srq_wr = KIWI_MAX_SRQ_WR;
+	attr->max_srq_sge = KIWI_MAX_SGE;
 	/*
 	 * Fast-register, Local Invalidate and Send with Invalidate; memory
 	 * windows of type 1 and 2B (bound to one QP), for user space.
@@ -207,6 +211,7 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 
 	WARN_ON(atomic_read(&kdev->num_pd));
 	WARN_ON(atomic_read(&kdev->num_cq));
+	WARN_ON(atomic_read(&kdev->num_srq));
 	WARN_ON(!xa_empty(&kdev->qp_xa));
 	xa_destroy(&kdev->qp_xa);
 	kiwi_mem_fini(kdev);
@@ -225,6 +230,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.alloc_ucontext = kiwi_alloc_ucontext,
 	.create_cq = kiwi_create_cq,
 	.create_qp = kiwi_create_qp,
+	.create_srq = kiwi_create_srq,
 	.dealloc_driver = kiwi_dealloc_driver,
 	.dealloc_mw = kiwi_dealloc_mw,
 	.dealloc_pd = kiwi_dealloc_pd,
@@ -232,6 +238,7 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.dereg_mr = kiwi_dereg_mr,
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,
+	.destroy_srq = kiwi_destroy_srq,
 	.disassociate_ucontext = kiwi_disassociate_ucontext,
 	.get_dev_fw_str = kiwi_get_dev_fw_str,
 	.get_dma_mr = kiwi_get_dma_mr,
@@ -248,13 +255,16 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	.iw_reject = kiwi_iw_reject,
 	.iw_rem_ref = kiwi_iw_rem_ref,
 	.modify_qp = kiwi_modify_qp,
+	.modify_srq = kiwi_modify_srq,
 	.poll_cq = kiwi_poll_cq,
 	.post_recv = kiwi_post_recv,
 	.post_send = kiwi_post_send,
+	.post_srq_recv = kiwi_post_srq_recv,
 	.query_device = kiwi_query_device,
 	.query_gid = kiwi_query_gid,
 	.query_port = kiwi_query_port,
 	.query_qp = kiwi_query_qp,
+	.query_srq = kiwi_query_srq,
 	.reg_user_mr = kiwi_reg_user_mr,
 	.rereg_user_mr = kiwi_rereg_user_mr,
 	.req_notify_cq = kiwi_req_notify_cq,
@@ -264,5 +274,6 @@ const struct ib_device_ops kiwi_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, kiwi_mw, base_mw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kiwi_pd, base_pd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, kiwi_qp, base_qp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, kiwi_srq, base_srq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, kiwi_ucontext, base_ucontext),
 };

@@ -10,6 +10,11 @@
  *   kiwi_uverbs getctx DEV ABI RSVD DRVLEN
  *                                    raw GET_CONTEXT with a kiwi request of
  *                                    DRVLEN bytes; prints OK or the errno name
+ *   kiwi_uverbs srq DEV MAXWR NUM RSVD OFF DRVLEN
+ *                                    raw CREATE_SRQ of MAXWR WRs with a kiwi
+ *                                    request of DRVLEN bytes for a ring of
+ *                                    NUM entries OFF bytes into a page;
+ *                                    prints OK num_rqe=N or the errno name
  *
  * Exit status 0 on success; failures print why on stderr.
  */
@@ -21,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
@@ -264,6 +270,82 @@ static int cmd_getctx(const char *name, unsigned int abi, unsigned int rsvd,
 	return 0;
 }
 
+/* One raw uverbs write command; 0 or errno. */
+static int uverbs_write(int fd, void *cmd, size_t len, size_t out_len)
+{
+	struct ib_uverbs_cmd_hdr *hdr = cmd;
+
+	hdr->in_words = len / 4;
+	hdr->out_words = out_len / 4;
+	return write(fd, cmd, len) == (ssize_t)len ? 0 : errno;
+}
+
+static int cmd_srq(const char *name, unsigned int max_wr, unsigned int num,
+		   unsigned int rsvd, unsigned int off, unsigned int drvlen)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context core;
+		struct kiwi_alloc_ucontext_req req;
+	} ctx = { .hdr.command = IB_USER_VERBS_CMD_GET_CONTEXT,
+		  .req.abi_version = KIWI_ABI_VERSION };
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct kiwi_alloc_ucontext_resp drv;
+	} ctx_resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_alloc_pd core;
+	} pd = { .hdr.command = IB_USER_VERBS_CMD_ALLOC_PD };
+	struct ib_uverbs_alloc_pd_resp pd_resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_srq core;
+		struct kiwi_create_srq_req req;
+	} srq = { .hdr.command = IB_USER_VERBS_CMD_CREATE_SRQ };
+	struct {
+		struct ib_uverbs_create_srq_resp core;
+		struct kiwi_create_srq_resp drv;
+	} srq_resp = { .drv.num_rqe = 0 };
+	char path[64];
+	void *ring;
+	int fd, ret;
+
+	if (drvlen > sizeof(srq.req) || uverbs_path(name, path, sizeof(path))) {
+		fprintf(stderr, "bad arguments or no uverbs device for %s\n", name);
+		return 2;
+	}
+	fd = open(path, O_RDWR);
+	ring = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fd < 0 || ring == MAP_FAILED) {
+		perror(path);
+		return 2;
+	}
+	ctx.core.response = (uintptr_t)&ctx_resp;
+	pd.core.response = (uintptr_t)&pd_resp;
+	if (uverbs_write(fd, &ctx, sizeof(ctx), sizeof(ctx_resp)) ||
+	    uverbs_write(fd, &pd, sizeof(pd), sizeof(pd_resp))) {
+		perror("GET_CONTEXT/ALLOC_PD");
+		return 2;
+	}
+	srq.core.response = (uintptr_t)&srq_resp;
+	srq.core.pd_handle = pd_resp.pd_handle;
+	srq.core.max_wr = max_wr;
+	srq.core.max_sge = 1;
+	srq.req.ring_va = (uintptr_t)ring + off;
+	srq.req.num_rqe = num;
+	srq.req.reserved = rsvd;
+	ret = uverbs_write(fd, &srq, sizeof(srq) - sizeof(srq.req) + drvlen,
+			   sizeof(srq_resp));
+	if (ret)
+		printf("%s\n", ret == EINVAL ? "EINVAL" : strerror(ret));
+	else
+		printf("OK num_rqe=%u\n", srq_resp.drv.num_rqe);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "query"))
@@ -278,6 +360,12 @@ int main(int argc, char **argv)
 		return cmd_getctx(argv[2], strtoul(argv[3], NULL, 0),
 				  strtoul(argv[4], NULL, 0),
 				  strtoul(argv[5], NULL, 0));
+	if (argc == 8 && !strcmp(argv[1], "srq"))
+		return cmd_srq(argv[2], strtoul(argv[3], NULL, 0),
+			       strtoul(argv[4], NULL, 0),
+			       strtoul(argv[5], NULL, 0),
+			       strtoul(argv[6], NULL, 0),
+			       strtoul(argv[7], NULL, 0));
 	fprintf(stderr, "usage: see the top of kiwi_uverbs.c\n");
 	return 2;
 }

@@ -26,6 +26,21 @@ check "raw GET_CONTEXT with reserved bits set fails with EINVAL" \
 check "raw GET_CONTEXT without the kiwi request fails with EINVAL" \
 	test "$("$KIWI_UVERBS" getctx kiwi0 1 0 0)" = EINVAL
 
+# CREATE_SRQ (kiwi_create_srq_req): the kernel checks what libkiwi sends.
+srq() { "$KIWI_UVERBS" srq kiwi0 "$@"; }
+check "raw CREATE_SRQ of 8 WRs, a ring of 8 entries, succeeds" \
+	test "$(srq 8 8 0 0 16)" = "OK num_rqe=8"
+check "raw CREATE_SRQ without the kiwi request fails with EINVAL" \
+	test "$(srq 8 8 0 0 0)" = EINVAL
+check "raw CREATE_SRQ with reserved bits set fails with EINVAL" \
+	test "$(srq 8 8 1 0 16)" = EINVAL
+check "raw CREATE_SRQ of a ring of 3 (not a power of two) fails with EINVAL" \
+	test "$(srq 2 3 0 0 16)" = EINVAL
+check "raw CREATE_SRQ of 16 WRs in a ring of 8 fails with EINVAL" \
+	test "$(srq 16 8 0 0 16)" = EINVAL
+check "raw CREATE_SRQ of a ring not page-aligned fails with EINVAL" \
+	test "$(srq 8 8 0 64 16)" = EINVAL
+
 # Only the mismatched provider is present for these checks (libibverbs
 # reads every file in /etc/libibverbs.d, whatever its name).
 mv /etc/libibverbs.d/kiwi.driver /etc/kiwi.driver.off
