@@ -45,6 +45,7 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "kiwi_poll.h"
 #include "kiwi_tap.h"
 
 #define BUF_SIZE	(1024 * 1024)
@@ -118,18 +119,7 @@ static int modify(struct ibv_qp *qp, enum ibv_qp_state state)
 /* Wait up to about 10 s for @want completions on @cq. */
 static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want)
 {
-	int got = 0;
-
-	for (int spin = 0; spin < 10000 && got < want; spin++) {
-		int r = ibv_poll_cq(cq, want - got, wc + got);
-
-		if (r < 0)
-			return r;
-		got += r;
-		if (got < want)
-			poll(NULL, 0, 1);
-	}
-	return got;
+	return poll_cq_wait(cq, wc, want, 10000);
 }
 
 /* Whether @cq stays empty for a while. */

@@ -16,6 +16,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "kiwi_poll.h"
 #include "kiwi_tap.h"
 
 static int qp_state(struct ibv_qp *qp)
@@ -51,18 +52,7 @@ static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *scq,
 /* Poll up to @want completions, waiting at most about a second. */
 static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want)
 {
-	int got = 0;
-
-	for (int spin = 0; spin < 1000 && got < want; spin++) {
-		int r = ibv_poll_cq(cq, want - got, wc + got);
-
-		if (r < 0)
-			return r;
-		got += r;
-		if (got < want)
-			poll(NULL, 0, 1);
-	}
-	return got;
+	return poll_cq_wait(cq, wc, want, 1000);
 }
 
 /* Wait up to 2 s for @cq's completion event on @ch and acknowledge it. */

@@ -24,6 +24,8 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "kiwi_poll.h"
+
 #define NQP		3	/* QPs on the SRQ */
 #define SRQ_WR		16
 #define SLOTS		32	/* SRQ buffers, each MSG_MAX bytes */
@@ -147,18 +149,7 @@ static struct ibv_mr *reg(struct ibv_pd *on, void *buf, size_t len)
 /* Up to @want completions of @cq, waiting at most about 30 s. */
 static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int want)
 {
-	int got = 0;
-
-	for (int spin = 0; spin < 30000 && got < want; spin++) {
-		int r = ibv_poll_cq(cq, want - got, wc + got);
-
-		if (r < 0)
-			return r;
-		got += r;
-		if (got < want)
-			poll(NULL, 0, 1);
-	}
-	return got;
+	return poll_cq_wait(cq, wc, want, 30000);
 }
 
 static void post_send(struct ibv_qp *qp, struct ibv_mr *mr, void *buf,

@@ -652,6 +652,17 @@ static bool kcm_sink_reg(struct kcm *t, struct ib_mr *mr, u32 len)
 	       kcm_wait_wc(b, KCM_W_REG, IB_WC_REG_MR);
 }
 
+/* A fast-register MR on B's PD for a Read's sink; NULL (a failed point) if not. */
+static struct ib_mr *kcm_sink_alloc(struct kcm *t)
+{
+	struct ib_mr *sink = ib_alloc_mr(t->b.pd, IB_MR_TYPE_MEM_REG, 4);
+
+	if (!kt_check(&t->kt, !IS_ERR(sink), "B: ib_alloc_mr for a Read's sink (%d)",
+		      PTR_ERR_OR_ZERO(sink)))
+		return NULL;
+	return sink;
+}
+
 /* B's RDMA Read with Invalidate of @inv out of A's MR into @sink. */
 static bool kcm_read_inv(struct kcm *t, struct ib_mr *sink, u32 len, u32 inv)
 {
@@ -695,9 +706,8 @@ static void kcm_case_read_inv(struct kcm *t)
 	bool ok, untouched;
 	u32 crc;
 
-	sink = ib_alloc_mr(b->pd, IB_MR_TYPE_MEM_REG, 4);
-	if (!kt_check(&t->kt, !IS_ERR(sink), "B: ib_alloc_mr for a Read's sink (%d)",
-		      PTR_ERR_OR_ZERO(sink)))
+	sink = kcm_sink_alloc(t);
+	if (!sink)
 		return;
 	crc = kcm_fr_walk(t, off, len, true, true, &untouched);
 	memset(b->buf, KCM_POISON, KCM_READ_OFF + len + KCM_GUARD);
@@ -732,9 +742,8 @@ static void kcm_read_inv_bad(struct kcm *t)
 	bool ok, untouched;
 	u32 crc;
 
-	sink = ib_alloc_mr(b->pd, IB_MR_TYPE_MEM_REG, 4);
-	if (!kt_check(&t->kt, !IS_ERR(sink), "B: ib_alloc_mr for a Read's sink (%d)",
-		      PTR_ERR_OR_ZERO(sink)))
+	sink = kcm_sink_alloc(t);
+	if (!sink)
 		return;
 	crc = kcm_fr_walk(t, 0, len, true, true, &untouched);
 	ok = kcm_fr_map(t, 0, len) &&
