@@ -114,6 +114,8 @@ struct kiwi_irq_entry {
  * @term_buf: its RDMAP header (built by the receive engine)
  * @term_len: its length
  * @term_pending: @term_buf waits to be sent, or is being sent
+ * @term_claimed: nonzero once this connection has its one Terminate, sent
+ *	or received (kiwi_qp_terminate())
  * @stopped: the engine sends nothing more (error or close)
  * @zc_waiting: entries sent without copying whose pages TCP still holds
  *	(protected by qp->sq_lock)
@@ -150,6 +152,7 @@ struct kiwi_tx {
 		    KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN];
 	unsigned int term_len;
 	bool term_pending;
+	atomic_t term_claimed;
 	bool stopped;
 	u32 zc_waiting;
 	bool zc_sending;

@@ -77,12 +77,9 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 	}
 	if (t.r)
 		t.rdmap_hdr = rx->hdr + KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN;
-	qp->tx->term_len = kiwi_term_build(qp->tx->term_buf, &t);
-	qp->tx->term_pending = true;
-	kiwi_qp_terminated(qp, tc);
-	kiwi_tx_kick(qp);
-	if (qp->cep)
-		kiwi_cm_terminated(qp->cep);
+	/* Not when the QP is terminating already: it heard of that. */
+	if (kiwi_qp_terminate(qp, &t))
+		kiwi_qp_terminated(qp, tc);
 }
 
 /*
@@ -169,7 +166,8 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 		qp->rq.head++;
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
-	kiwi_cq_add(qp->rcq, &cqe);
+	if (kiwi_cq_add(qp->rcq, &cqe))
+		kiwi_qp_cq_error(qp);
 }
 
 /* Validate a new segment against connection state. Return: 0 or a tc. */
@@ -438,6 +436,8 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 		struct kiwi_term t;
 
 		rx->msn[KIWI_QN_TERMINATE]++;
+		/* A Terminate is never answered with one (V-ST-R9). */
+		atomic_set(&qp->tx->term_claimed, 1);
 		if (!kiwi_term_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
 				     KIWI_UNTAGGED_HDR_LEN,
 				     rx->ulpdu_len - KIWI_UNTAGGED_HDR_LEN, &t)) {
