@@ -449,6 +449,29 @@ static int qp_state(struct conn *c, int want)
 	return attr.qp_state;
 }
 
+/*
+ * The first async event on @c's QP within about @ms ms, or -1; events of
+ * other objects are skipped.
+ */
+static int qp_async(struct conn *c, int ms)
+{
+	struct ibv_context *ctx = c->id->verbs;
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	double end = now() + ms / 1000.0;
+	int got = -1;
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (got < 0 && now() < end) {
+		if (poll(&p, 1, 100) != 1 || ibv_get_async_event(ctx, &ev))
+			continue;
+		if (ev.element.qp == c->id->qp)
+			got = ev.event_type;
+		ibv_ack_async_event(&ev);
+	}
+	return got;
+}
+
 #define RW (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 #define MR_ALL (IBV_ACCESS_LOCAL_WRITE | RW | IBV_ACCESS_MW_BIND)
 
@@ -790,6 +813,7 @@ static void srv_refuse(struct conn *c, int k)
 				   IBV_MW_TYPE_2);
 	uint64_t base = (uintptr_t)sbuf;
 	enum ibv_wc_status st;
+	int ev;
 
 	switch (k) {
 	case REF_BEYOND:
@@ -817,9 +841,16 @@ static void srv_refuse(struct conn *c, int k)
 	}
 	check(st == IBV_WC_MW_BIND_ERR, "%s: IBV_WC_MW_BIND_ERR (%s)",
 	      what[k], ibv_wc_status_str(st));
-	/* The QP goes through Terminate to Error after the completion. */
+	/*
+	 * The QP goes through Terminate to Error after the completion (the
+	 * client checks the Terminate, V-AMB-7), with no async event: the
+	 * error was reported in the completion (V-ST-T7).
+	 */
 	check(qp_state(c, IBV_QPS_ERR) == IBV_QPS_ERR, "%s: the QP goes to ERR",
 	      what[k]);
+	ev = qp_async(c, 2000);
+	check(ev == -1, "V-ST-T7: %s: no async event on the QP (%s)",
+	      what[k], ev == -1 ? "none" : ibv_event_type_str(ev));
 	check(ibv_dealloc_mw(mw) == 0 && ibv_dereg_mr(mr) == 0,
 	      "%s: dealloc and dereg afterwards", what[k]);
 }
@@ -908,8 +939,17 @@ static int client(const char *addr, const char *port)
 	finish(a);
 	/* Refusals fail the server's QP; then it exits with windows bound. */
 	for (int k = 0; k <= REF_NUM; k++) {
+		int ev;
+
 		a = connect_one(addr, port);
 		wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL, a);
+		/* The server's refused bind or invalidation sent a Terminate. */
+		if (k < REF_NUM) {
+			ev = qp_async(a, 5000);
+			check(ev == IBV_EVENT_QP_FATAL,
+			      "V-AMB-7, V-CS-3: refusal %d: the server's Terminate raised IBV_EVENT_QP_FATAL on our QP (%s)",
+			      k, ev < 0 ? "none" : ibv_event_type_str(ev));
+		}
 		finish(a);
 	}
 	printf("%s\n", failed ? "FAILED" : "done");
