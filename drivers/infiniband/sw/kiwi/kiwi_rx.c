@@ -82,6 +82,8 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 		kiwi_qp_terminated(qp, tc);
 }
 
+static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status);
+
 /*
  * Take the next receive WQE for a new Send message, from the QP's receive
  * queue or its SRQ; an empty SRQ is an empty receive queue (V-SRQ-8).
@@ -128,8 +130,14 @@ static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 		rx->rqe_mem[i] = kiwi_mem_get(qp->kdev, sge->lkey);
 		if (!rx->rqe_mem[i] ||
 		    kiwi_mem_check(rx->rqe_mem[i], pd,
-				   IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length))
+				   IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length)) {
+			/*
+			 * The consumer's fault (V-ACC-5, V-PROT-4): the
+			 * receive completes in error, not as flushed.
+			 */
+			kiwi_rx_complete_rqe(qp, IB_WC_LOC_PROT_ERR);
 			return KIWI_TC_DDP_LOCAL_CATA;
+		}
 	}
 	rx->rqe_len = min_t(u64, len, U32_MAX);
 	return 0;
@@ -152,7 +160,7 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 	if (rx->ddp.opcode == KIWI_OP_SEND_SE ||
 	    rx->ddp.opcode == KIWI_OP_SEND_SE_INV)
 		cqe.flags |= KIWI_CQE_SOLICITED;
-	if (rx->ddp.inv_stag) {
+	if (rx->ddp.inv_stag && status == IB_WC_SUCCESS) {
 		cqe.flags |= KIWI_CQE_INVALIDATED;
 		cqe.inval_stag = rx->ddp.inv_stag;
 	}
