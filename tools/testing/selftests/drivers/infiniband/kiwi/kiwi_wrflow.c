@@ -12,15 +12,17 @@
  * its receive and send slots. The client reads the Write area back to see
  * what its Writes placed, on a later connection when the one that wrote
  * failed. A Send starting with struct cmd asks the server for a reply
- * (OP_ECHO) or for a burst of numbered Sends (OP_BURST); other Sends are
- * just received. The server exits 0 once every connection ended.
+ * (OP_ECHO) or for a burst of numbered Sends (OP_BURST, on a group of
+ * connections if it says so); other Sends are just received. The server exits 0 once every connection ended.
  *
  * The client's cases, one connection each unless said: a full send queue
  * (V-POST-3), a failing unsignalled WR among others (V-FL-1, V-CMP-3,
  * V-ERR-9, V-AMB-11; no async event for it: V-ST-T7, V-AE-7), completions
  * left unpolled when the QP fails (V-FL-7), a Send behind a large Read
- * (V-ORD-2), a burst of Sends from the peer (V-ORD-8), a QP destroyed with
- * a Read in flight next to a QP on the same CQ (V-QP-13, two connections),
+ * (V-ORD-2), a burst of Sends from the peer (V-ORD-8), bursts on three
+ * QPs that share an SRQ (V-SRQ-7, three connections), a QP destroyed with
+ * a Read in flight next to a QP on the same CQ (V-QP-13, twice two
+ * connections),
  * and one QP connected twice through rdma_cm by its number (V-ST-4, two
  * connections). $KIWI_BLOCK and $KIWI_UNBLOCK are commands that stop and
  * restart the server's packets, to hold an RDMA Read outstanding.
@@ -47,9 +49,11 @@
 #define SLOT		4096
 #define SRV_NRECV	64
 #define MAXCONN		8
-#define NCONN		9
+#define NCONN		14
 #define SRV_SQ		512
 #define BURST		400
+#define NSRQ		3
+#define SRQ_BURST	100
 #define CSRC		(12u << 20)	/* client: Write sources */
 #define CRECV		(8u << 20)	/* client: receive slots */
 #define CMD_MAGIC	0x77726674u	/* "wrft" */
@@ -68,7 +72,7 @@ struct cmd {
 	uint32_t magic;
 	uint32_t op;
 	uint32_t count;
-	uint32_t conn;		/* the server's: connection number */
+	uint32_t conn;		/* echo: the server's connection number; burst: group size */
 };
 
 static struct rdma_event_channel *ch;
@@ -163,6 +167,9 @@ static void srv_send(struct ibv_qp *qp, uint8_t *at, uint32_t len, uint64_t id)
 		printf("# server: post_send failed\n");
 }
 
+static struct ibv_qp *group[MAXCONN];
+static uint32_t ngroup;
+
 /* A receive of @len bytes in @msg on @c: answer a command, repost. */
 static void srv_recv(struct sconn *c, uint64_t wr_id, uint8_t *msg, uint32_t len)
 {
@@ -177,17 +184,28 @@ static void srv_recv(struct sconn *c, uint64_t wr_id, uint8_t *msg, uint32_t len
 		memcpy(out, &cm, sizeof(cm));
 		srv_send(qp, out, sizeof(cm), 0);
 	} else if (len == sizeof(cm) && cm.magic == CMD_MAGIC &&
-		   cm.op == OP_BURST && cm.count <= SRV_SQ) {
-		/* Back to back: all posted before any completion is reaped. */
+		   cm.op == OP_BURST && cm.count <= SRV_SQ &&
+		   cm.conn <= MAXCONN) {
+		/*
+		 * Back to back: all posted before any completion is reaped;
+		 * for a group of cm.conn connections, once all have asked,
+		 * taking turns.
+		 */
+		group[ngroup++] = qp;
+		if (ngroup < cm.conn)
+			goto repost;
 		for (uint32_t s = 0; s < cm.count; s++) {
 			uint8_t *out = buf + SAREA + (size_t)s * SLOT;
 
 			memcpy(out, &s, 4);
 			for (uint32_t j = 4; j < burst_len(s); j++)
 				out[j] = burst_byte(s, j);
-			srv_send(qp, out, burst_len(s), s);
+			for (uint32_t g = 0; g < ngroup; g++)
+				srv_send(group[g], out, burst_len(s), s);
 		}
+		ngroup = 0;
 	}
+repost:
 	post_recv(qp, wr_id, msg, SLOT);
 }
 
@@ -302,7 +320,7 @@ struct cconn {
 	struct ibv_qp *qp;
 	struct ibv_cq *scq, *rcq;
 	struct kiwi_conn_info peer;
-	int own_cq, closed;
+	int own_scq, own_rcq, closed;
 };
 
 static const char *srv_addr, *srv_port;
@@ -352,11 +370,15 @@ static struct rdma_cm_id *resolve(void)
 	return id;
 }
 
-/* Connect @c with an SQ of 16 and an RQ of @nrq on @cq, or CQs of its own. */
-static void open_conn(struct cconn *c, struct ibv_cq *cq, uint32_t nrq)
+/*
+ * Connect @c with an SQ of 16 on @scq and an RQ of @nrq (or @srq) on @rcq;
+ * a NULL CQ is made for @c alone.
+ */
+static void open_conn_on(struct cconn *c, struct ibv_cq *scq,
+			 struct ibv_cq *rcq, uint32_t nrq, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
+		.qp_type = IBV_QPT_RC, .srq = srq,
 		.cap = { .max_send_wr = 16, .max_recv_wr = nrq,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
@@ -365,9 +387,10 @@ static void open_conn(struct cconn *c, struct ibv_cq *cq, uint32_t nrq)
 
 	memset(c, 0, sizeof(*c));
 	c->id = resolve();
-	c->own_cq = !cq;
-	c->scq = cq ?: ibv_create_cq(ctx, 1024, NULL, NULL, 0);
-	c->rcq = cq ?: ibv_create_cq(ctx, 1024, NULL, NULL, 0);
+	c->own_scq = !scq;
+	c->own_rcq = !rcq;
+	c->scq = scq ?: ibv_create_cq(ctx, 1024, NULL, NULL, 0);
+	c->rcq = rcq ?: ibv_create_cq(ctx, 1024, NULL, NULL, 0);
 	if (!c->scq || !c->rcq)
 		die("ibv_create_cq");
 	ia.send_cq = c->scq;
@@ -377,6 +400,12 @@ static void open_conn(struct cconn *c, struct ibv_cq *cq, uint32_t nrq)
 	c->qp = c->id->qp;
 	if (conn_connect(ch, c->id, &cp, &c->peer))
 		die("connect");
+}
+
+/* Connect @c with both queues on @cq, or on CQs of its own. */
+static void open_conn(struct cconn *c, struct ibv_cq *cq, uint32_t nrq)
+{
+	open_conn_on(c, cq, cq, nrq, NULL);
 }
 
 /* Disconnect (if still connected), then free everything of @c. */
@@ -389,10 +418,10 @@ static void close_conn(struct cconn *c)
 	}
 	if (c->id->qp)
 		rdma_destroy_qp(c->id);
-	if (c->own_cq) {
+	if (c->own_scq)
 		ibv_destroy_cq(c->scq);
+	if (c->own_rcq)
 		ibv_destroy_cq(c->rcq);
-	}
 	rdma_destroy_id(c->id);
 }
 
@@ -797,17 +826,90 @@ static void case_ord8(void)
 }
 
 /*
- * V-QP-13: QP a, with an 8 MiB Read held (the server's packets stopped),
- * is destroyed; QP b shares its CQ and keeps working. No completion of a's
- * appears on the CQ.
+ * V-SRQ-7: NSRQ QPs take their receives from one SRQ; the server sends a
+ * burst of SRQ_BURST numbered Sends on each, all at once. Per QP, they
+ * complete in the order sent, whatever the order across QPs.
  */
-static void case_destroy(void)
+static void case_srq(void)
 {
+	static struct ibv_wc wc[NSRQ * SRQ_BURST + 1];
+	struct cmd cm = { CMD_MAGIC, OP_BURST, SRQ_BURST, NSRQ };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 512, .max_sge = 1 } };
+	uint32_t next[NSRQ] = { 0 };
+	struct cconn c[NSRQ];
+	struct ibv_srq *srq;
+	struct ibv_cq *rcq;
+	int got, ok, q, switches = 0, last = -1;
+
+	srq = ibv_create_srq(pd, &sa);
+	rcq = ibv_create_cq(ctx, 1024, NULL, NULL, 0);
+	if (!srq || !rcq)
+		die("ibv_create_srq/cq");
+	for (int i = 0; i < NSRQ * SRQ_BURST; i++) {
+		struct ibv_sge sge = { (uintptr_t)buf + CRECV + (size_t)i * SLOT,
+				       SLOT, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			die("ibv_post_srq_recv");
+	}
+	memcpy(buf + CSRC, &cm, sizeof(cm));
+	for (q = 0; q < NSRQ; q++)
+		open_conn_on(&c[q], NULL, rcq, 0, srq);
+	ok = 1;
+	for (q = 0; q < NSRQ && ok; q++)
+		ok = !post1(&c[q], 1, IBV_WR_SEND, IBV_SEND_SIGNALED, CSRC,
+			    sizeof(cm), 0);
+	for (q = 0; q < NSRQ && ok; q++)
+		ok = drain(c[q].scq, wc, 1, 20000) == 1 &&
+		     wc[0].status == IBV_WC_SUCCESS;
+	check(ok, "ask the server for %d Sends on each of %d QPs on one SRQ",
+	      SRQ_BURST, NSRQ);
+	got = drain(rcq, wc, NSRQ * SRQ_BURST, 60000);
+	ok = got == NSRQ * SRQ_BURST && cq_quiet(rcq, 100);
+	for (int i = 0; ok && i < got; i++) {
+		uint8_t *m = buf + CRECV + wc[i].wr_id * SLOT;
+		uint32_t seq;
+
+		for (q = 0; q < NSRQ && c[q].qp->qp_num != wc[i].qp_num; q++)
+			;
+		memcpy(&seq, m, 4);
+		ok = q < NSRQ && wc[i].status == IBV_WC_SUCCESS &&
+		     wc[i].wr_id < NSRQ * SRQ_BURST && seq == next[q]++ &&
+		     wc[i].byte_len == burst_len(seq);
+		for (uint32_t j = 4; ok && j < burst_len(seq); j++)
+			ok = m[j] == burst_byte(seq, j);
+		if (!ok)
+			printf("# completion %d: qp_num %u, seq %u, %u B, %s\n", i,
+			       wc[i].qp_num, seq, wc[i].byte_len,
+			       ibv_wc_status_str(wc[i].status));
+		switches += last != -1 && q != last;
+		last = q;
+	}
+	printf("# completions switched QP %d times\n", switches);
+	check(ok, "V-SRQ-7: %d Sends on each of %d QPs on one SRQ: per QP they complete in the order sent, data right (%d)",
+	      SRQ_BURST, NSRQ, got);
+	for (q = 0; q < NSRQ; q++)
+		close_conn(&c[q]);
+	check(!ibv_destroy_srq(srq) && !ibv_destroy_cq(rcq),
+	      "the SRQ and its CQ are destroyed");
+}
+
+/*
+ * V-QP-13: QP a is destroyed with an 8 MiB Read outstanding: @held, with
+ * the server's packets stopped (nothing of it can have come), or else as
+ * soon as it is posted, its response streaming in. QP b shares a's CQ and
+ * keeps working; no completion of a's appears on the CQ after the destroy.
+ */
+static void case_destroy(int held)
+{
+	const char *how = held ? "held" : "streaming";
 	struct ibv_wc wc[8];
 	struct ibv_cq *cq;
 	struct cconn a, b;
+	int ret, ok, nb, pre, of_a = 0;
 	uint32_t qpn;
-	int ret, got, ok;
 
 	cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
 	if (!cq)
@@ -815,37 +917,63 @@ static void case_destroy(void)
 	open_conn(&a, cq, 4);
 	open_conn(&b, cq, 4);
 	qpn = a.qp->qp_num;
-	run_cmd("KIWI_BLOCK");
+	memset(buf, 0x5a, PAT_LEN);
+	if (held)
+		run_cmd("KIWI_BLOCK");
 	ret = post1(&a, 1, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, 0, PAT_LEN, 0);
-	ok = !ret && cq_quiet(cq, 300);
+	if (held)
+		poll(NULL, 0, 300);
+	pre = ibv_poll_cq(cq, 1, wc);
+	ok = !ret && (!held || !pre);
 	ret = ibv_destroy_qp(a.qp);
 	a.id->qp = NULL;
-	check(ok && !ret, "V-QP-13: destroy QP a with an 8 MiB Read outstanding (%d)",
-	      ret);
-	run_cmd("KIWI_UNBLOCK");
+	check(ok && !ret, "V-QP-13: %s: destroy QP a with an 8 MiB Read outstanding (%d; %d completion before)",
+	      how, ret, pre);
+	if (held)
+		run_cmd("KIWI_UNBLOCK");
+	memset(buf + CRECV, 0x5a, 2 * SLOT);
 	ret = post1(&b, 2, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, src(6), SLOT,
 		    W_OTHER);
-	ret = ret ?: post1(&b, 3, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, 0,
+	ret = ret ?: post1(&b, 3, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, CRECV,
 			   2 * SLOT, W_OTHER);
-	memset(buf, 0x5a, 2 * SLOT);
-	got = ret ? 0 : drain(cq, wc, 2, 30000);
-	ok = got == 2 && wc[0].wr_id == 2 && wc[1].wr_id == 3 &&
+	/* b's two completions, and any of a's that comes meanwhile. */
+	nb = 0;
+	for (int spin = 0; !ret && spin < 30000 && nb < 2; spin++) {
+		if (ibv_poll_cq(cq, 1, &wc[nb]) != 1) {
+			poll(NULL, 0, 1);
+			continue;
+		}
+		if (wc[nb].qp_num == qpn)
+			of_a++;
+		else
+			nb++;
+	}
+	ok = nb == 2 && wc[0].wr_id == 2 && wc[1].wr_id == 3 &&
 	     wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
 	     wc[0].qp_num == b.qp->qp_num && wc[1].qp_num == b.qp->qp_num &&
-	     is_src(buf, 6, SLOT) && is_src(buf + SLOT, 0, SLOT);
-	check(ok, "QP b on the same CQ moves data after it (%d)", got);
+	     is_src(buf + CRECV, 6, SLOT) && is_src(buf + CRECV + SLOT, 0, SLOT);
+	if (!ok)
+		show_wcs(wc, nb);
+	check(ok, "V-QP-13: %s: QP b on the same CQ moves data after it (%d)",
+	      how, nb);
 	/* Let a's connection end and anything late arrive; then look. */
 	ended(&a);
-	got = 0;
 	poll(NULL, 0, 1000);
 	while (ibv_poll_cq(cq, 1, wc) == 1) {
 		printf("# late completion: qp %u wr_id %llu %s\n", wc[0].qp_num,
 		       (unsigned long long)wc[0].wr_id,
 		       ibv_wc_status_str(wc[0].status));
-		got += wc[0].qp_num == qpn;
+		of_a += wc[0].qp_num == qpn;
 	}
-	check(!got, "V-QP-13: no completion of the destroyed QP appears on the CQ (%d)",
-	      got);
+	check(!of_a, "V-QP-13: %s: no completion of the destroyed QP appears on the CQ (%d)",
+	      how, of_a);
+	if (held) {
+		/* The server's answer was held until after the destroy. */
+		ok = 1;
+		for (size_t i = 0; ok && i < PAT_LEN; i++)
+			ok = buf[i] == 0x5a;
+		check(ok, "V-QP-13: held: the destroyed QP's Read placed nothing in its sink");
+	}
 	close_conn(&a);
 	close_conn(&b);
 	check(!ibv_destroy_cq(cq), "the shared CQ is destroyed: nothing holds it");
@@ -932,7 +1060,9 @@ static int client(void)
 	case_fl7();
 	case_ord2();
 	case_ord8();
-	case_destroy();
+	case_srq();
+	case_destroy(1);
+	case_destroy(0);
 	case_reuse();
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);

@@ -5,9 +5,9 @@
 # two kiwi devices in two namespaces: a full send queue, an unsignalled WR
 # that fails among others (its error WC, the flushes after it, no async
 # event), completions left unpolled when the QP fails, a Send behind a
-# large Read, a burst of Sends, a QP destroyed with a Read in flight, one
-# QP connected twice. The server's packets are dropped (netem on kvB) to
-# hold a Read outstanding.
+# large Read, a burst of Sends, bursts on three QPs sharing an SRQ, a QP
+# destroyed with a Read in flight, one QP connected twice. The server's
+# packets are dropped (netem on kvB) to hold a Read outstanding.
 source "$(dirname "$0")/lib.sh"
 tap_begin "work request flow, error completions, ordering"
 W=$KIWI_TESTDIR/kiwi_wrflow
