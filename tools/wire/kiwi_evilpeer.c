@@ -10,13 +10,19 @@
  * and checks against the frame it sent, or the connection's close.
  *
  *   kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send]
- *                 [-n NRECV] [-N NETNS] HOST PORT CASE
+ *                 [-n NRECV] [-k] [-w SECS] [-N NETNS] HOST PORT CASE
  *   kiwi_evilpeer -l             list the cases
  *
  * -r: MPA revision (2, with IRD/ORD, by default); -c: ask for MPA CRC;
  * -t: offer that RFC 6581 RTR message; -n: receives the server is asked
  * to post (kiwi_term_server reads "case=CASE recv=N" from the private data);
+ * -k: reset the connection (SO_LINGER 0) the moment a Terminate is in;
+ * -w: seconds the stall cases wait for the device's reset (default 90);
  * -N: run in that network namespace (/run/netns/NETNS).
+ *
+ * The close cases (fin-*, rst, stall, *-after-fin) test how the device
+ * ends a connection; some ask kiwi_term_server, through the private data,
+ * to post an RDMA Read, flood the connection, or close it first.
  *
  * It prints one line, "CASE: RESULT (details)", where RESULT is one of
  *   term L/E/CC FLAGS    a Terminate (hex Layer, EType, Error Code; FLAGS
@@ -25,6 +31,8 @@
  *                        the MPA cases, no MPA Reply
  *   rejected             an MPA Reply with the Reject flag, then the close
  *   reply TEXT           control cases: the server's answering Send
+ *   reset                the device reset the connection (stall cases)
+ *   reset-sent           we reset it (case rst)
  * followed by " BAD(...)" when something else was wrong: an echoed header
  * that differs from what was sent, bytes after the Terminate, a second
  * Terminate, a bad CRC from the device, wrong Read Response data. With
@@ -58,6 +66,8 @@
 #define TO_NEAR_WRAP	0xfffffffffffffff0ull
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define CONTROL_READS	32
+#define STALL_S		90	/* how long a stall case waits for the reset */
+#define STALL_RCVBUF	4096	/* a window the device fills at once */
 
 /* A memory region the server advertises in its MPA Reply. */
 struct region {
@@ -79,6 +89,10 @@ struct peer {
 	/* the server's regions: read-write, remote read only, remote write only, other PD */
 	struct region rw, ro, wo, foreign;
 	const struct access *access;	/* the case's, for c_access() */
+	const char *srv;		/* words for the server's private data */
+	bool rst_after_term;		/* -k */
+	int stall_s;			/* -w */
+	char result[32];		/* a case's own result, if any */
 	bool have_regions;
 	/* next MSN on our Send and Read Request queues */
 	u32 msn_send;
@@ -248,7 +262,8 @@ static size_t mpa_request(struct peer *p, u8 *buf)
 	};
 	size_t len;
 
-	snprintf(pdata, sizeof(pdata), "case=%s recv=%d", p->name, p->nrecv);
+	snprintf(pdata, sizeof(pdata), "case=%s recv=%d%s", p->name, p->nrecv,
+		 p->srv ? p->srv : "");
 	f.ulp_pdata = (const u8 *)pdata;
 	f.ulp_pdata_len = (u16)strlen(pdata);
 	len = kiwi_mpa_build(buf, &f);
@@ -503,6 +518,17 @@ static int recv_fpdu(struct peer *p)
 	return 1;
 }
 
+/* Close with a reset: SO_LINGER with a zero timeout. */
+static void reset_now(struct peer *p)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(p->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(p->fd);
+	p->fd = -1;
+	p->ended = true;
+}
+
 enum stop_at {
 	UNTIL_CLOSE,		/* read to the end of the connection */
 	UNTIL_READ_DONE,	/* ... or the last Read Response segment */
@@ -541,6 +567,13 @@ static int collect(struct peer *p, enum stop_at until, const u8 *want, u64 *to)
 		switch (h.opcode) {
 		case KIWI_OP_TERMINATE:
 			on_terminate(p, &h);
+			if (p->rst_after_term) {
+				reset_now(p);
+				snprintf(p->detail + strlen(p->detail),
+					 sizeof(p->detail) - strlen(p->detail),
+					 ", then we reset");
+				return 0;
+			}
 			break;
 		case KIWI_OP_READ_RESP:
 			on_read_resp(p, &h, want, to);
@@ -989,6 +1022,137 @@ static void c_local(struct peer *p)
 					 p->msn_send++, "two", 3));
 	}
 	collect(p, UNTIL_CLOSE, NULL, NULL);
+/* ---- close cases ---- */
+
+/* We reset the connection while it is in RDMA mode (V-LLP-12). */
+static void c_rst(struct peer *p)
+{
+	reset_now(p);
+	snprintf(p->result, sizeof(p->result), "reset-sent");
+}
+
+/*
+ * Read nothing until the device resets the connection: report "reset",
+ * "closed" for an end without one, or "stalled" after -w seconds.
+ */
+static void stall(struct peer *p)
+{
+	socklen_t len;
+	int i, err = 0;
+
+	for (i = 0; i < p->stall_s * 10; i++) {
+		struct tcp_info ti;
+
+		len = sizeof(ti);
+		if (getsockopt(p->fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+			die("TCP_INFO: %s", strerror(errno));
+		if (ti.tcpi_state == TCP_CLOSE)
+			break;
+		usleep(100 * 1000);
+	}
+	if (i == p->stall_s * 10) {
+		snprintf(p->result, sizeof(p->result), "stalled");
+		bad(p, "no reset within %d s", p->stall_s);
+		return;
+	}
+	len = sizeof(err);
+	getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	/* EPIPE: the reset came after the device's FIN */
+	snprintf(p->result, sizeof(p->result), "%s",
+		 err == ECONNRESET || err == EPIPE ? "reset" : "closed");
+	p->ended = true;
+}
+
+static void c_stall(struct peer *p)
+{
+	stall(p);
+}
+
+/* A Read Request for all of region rw (1 MiB): its response takes long. */
+static void send_big_read(struct peer *p)
+{
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN];
+
+	need_regions(p);
+	send_fpdu(p, u, read_req(p, u, p->rw.stag, p->rw.addr, p->rw.len));
+}
+
+/*
+ * Our FIN while the device's RDMA Read to us is outstanding: a Bad LLP
+ * Close, answered with a Terminate over the half-closed stream.
+ */
+static void c_fin_read(struct peer *p)
+{
+	struct kiwi_ddp_hdr h;
+
+	if (recv_fpdu(p) != 1 || kiwi_ddp_parse(p->rbuf, p->rlen, &h) ||
+	    h.opcode != KIWI_OP_READ_REQ) {
+		bad(p, "no RDMA Read Request from the server");
+		return;
+	}
+	shutdown(p->fd, SHUT_WR);
+}
+
+/* Our FIN right behind a Read Request the device is still answering. */
+static void c_fin_readreq(struct peer *p)
+{
+	send_big_read(p);
+	shutdown(p->fd, SHUT_WR);
+	sleep(2);	/* the device sees the FIN with the response under way */
+}
+
+/*
+ * A Terminate the device cannot deliver: its response to our Read fills
+ * our window, then an invalid frame makes it terminate behind it.
+ */
+static void c_term_stall(struct peer *p)
+{
+	u8 u[64];
+
+	send_big_read(p);
+	sleep(1);	/* the response is stuck on our window by now */
+	send_bad(p, u, small_msg(p, u, 8, false));
+	stall(p);
+}
+
+/* Wait for the device's FIN (it closes first), reading what comes. */
+static bool await_fin(struct peer *p)
+{
+	u8 b[256];
+	ssize_t n;
+
+	while ((n = recv(p->fd, b, sizeof(b), 0)) > 0)
+		;
+	if (n < 0) {
+		bad(p, "no FIN from the device (%s)", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* A valid Send after the device's FIN: it must fail the QP, unplaced. */
+static void c_send_after_fin(struct peer *p)
+{
+	u8 u[64];
+
+	if (!await_fin(p))
+		return;
+	send_fpdu(p, u, untagged(u, KIWI_OP_SEND, 0, KIWI_QN_SEND,
+				 p->msn_send++, "late", 4));
+	stall(p);
+}
+
+/* A Read Response into region rw after the device's FIN (V-AMB-26). */
+static void c_readresp_after_fin(struct peer *p)
+{
+	u8 u[64];
+
+	need_regions(p);
+	if (!await_fin(p))
+		return;
+	send_fpdu(p, u, tagged(u, KIWI_OP_READ_RESP, p->rw.stag, p->rw.addr,
+			       "late", 4));
+	stall(p);
 }
 
 struct evil_case {
@@ -997,10 +1161,14 @@ struct evil_case {
 	void (*rdma)(struct peer *p);
 	const char *what;
 	struct access access;
+	const char *srv;	/* asks kiwi_term_server to act, see there */
+	int rcvbuf;		/* our receive buffer, 0: the default */
 };
 
 #define MPA(n, f, w)	{ .name = n, .mpa = f, .what = w }
 #define RDMA(n, f, w)	{ .name = n, .rdma = f, .what = w }
+#define CLOSE(n, f, s, b, w) \
+	{ .name = n, .rdma = f, .what = w, .srv = s, .rcvbuf = b }
 #define WRITE(n, target, key, where, len, w) \
 	{ .name = n, .rdma = c_access, .what = w, \
 	  .access = { KIWI_OP_WRITE, target, key, where, len } }
@@ -1057,6 +1225,21 @@ static const struct evil_case cases[] = {
 	RDMA("local-sqe", c_local, "the server moves its QP to SQE"),
 	RDMA("local-cqof", c_local, "the server's CQ overflows"),
 	RDMA("local-rcqof", c_local, "our Sends overflow the server's CQ"),
+	CLOSE("rst", c_rst, NULL, 0, "a TCP reset from us in RDMA mode"),
+	CLOSE("fin-read", c_fin_read, " read", 0,
+	      "our FIN while the server's RDMA Read to us is outstanding"),
+	CLOSE("fin-readreq", c_fin_readreq, NULL, STALL_RCVBUF,
+	      "our FIN while the server answers our 1 MiB Read"),
+	CLOSE("term-stall", c_term_stall, NULL, STALL_RCVBUF,
+	      "an invalid frame while we read nothing: the Terminate is stuck"),
+	CLOSE("close-read-stall", c_stall, " read close", STALL_RCVBUF,
+	      "the server closes with its Read to us outstanding; we stay mute"),
+	CLOSE("flood-stall", c_stall, " flood close", STALL_RCVBUF,
+	      "the server sends and closes while we read nothing"),
+	CLOSE("send-after-fin", c_send_after_fin, " close", 0,
+	      "a Send after the server's FIN"),
+	CLOSE("readresp-after-fin", c_readresp_after_fin, " close", 0,
+	      "a Read Response after the server's FIN"),
 };
 
 /* ---- main ---- */
@@ -1099,7 +1282,9 @@ static void run_rdma_case(struct peer *p, const struct evil_case *c,
 	c->rdma(p);
 	if (!p->got_reply && !p->got_term)
 		collect(p, UNTIL_CLOSE, NULL, NULL);
-	if (p->got_term)
+	if (p->result[0])
+		snprintf(res, rlen, "%s", p->result);
+	else if (p->got_term)
 		snprintf(res, rlen, "term %x/%x/%02x %s",
 			 KIWI_TC_LAYER(p->term_code), KIWI_TC_ETYPE(p->term_code),
 			 KIWI_TC_ECODE(p->term_code), p->term_flags);
@@ -1126,7 +1311,7 @@ static void enter_netns(const char *name)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send] [-n NRECV] [-N NETNS] HOST PORT CASE\n"
+		"usage: kiwi_evilpeer [-e EXPECT] [-r 1|2] [-c] [-t write|read|send] [-n NRECV] [-k] [-w SECS] [-N NETNS] HOST PORT CASE\n"
 		"       kiwi_evilpeer -l\n");
 	exit(2);
 }
@@ -1135,6 +1320,7 @@ int main(int argc, char **argv)
 {
 	static struct peer peer = {
 		.rev = 2, .nrecv = 2, .msn_send = 1, .msn_rreq = 1,
+		.stall_s = STALL_S,
 	};
 	struct peer *p = &peer;
 	const struct evil_case *c = NULL;
@@ -1143,7 +1329,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:r:ct:n:N:l")) != -1) {
+	while ((opt = getopt(argc, argv, "e:r:ct:n:kw:N:l")) != -1) {
 		switch (opt) {
 		case 'e':
 			expect = optarg;
@@ -1165,6 +1351,12 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			p->nrecv = atoi(optarg);
+			break;
+		case 'k':
+			p->rst_after_term = true;
+			break;
+		case 'w':
+			p->stall_s = atoi(optarg);
 			break;
 		case 'N':
 			enter_netns(optarg);
@@ -1188,17 +1380,19 @@ int main(int argc, char **argv)
 		die("RTR needs MPA revision 2");
 	p->name = c->name;
 	p->access = &c->access;
+	p->srv = c->srv;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A last guard: every wait below has its own timeout. */
-	alarm(4 * RX_TIMEOUT_S);
+	alarm(4 * RX_TIMEOUT_S + p->stall_s);
 
 	p->fd = tcp_connect(argv[optind], argv[optind + 1],
-			    c->rdma == c_read_ird ? 4096 : 0);
+			    c->rdma == c_read_ird ? 4096 : c->rcvbuf);
 	if (c->mpa)
 		run_mpa_case(p, c, res, sizeof(res));
 	else
 		run_rdma_case(p, c, res, sizeof(res));
-	close(p->fd);
+	if (p->fd >= 0)
+		close(p->fd);
 
 	snprintf(line, sizeof(line), "%s: %s", c->name, res);
 	if (p->bad[0])

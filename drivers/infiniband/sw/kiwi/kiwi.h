@@ -37,6 +37,7 @@
 extern bool kiwi_crc_required;
 extern unsigned int kiwi_zcopy_min;
 extern unsigned int kiwi_mpa_rev;
+extern unsigned int kiwi_llp_timeout;
 
 /**
  * struct kiwi_device - one kiwi RDMA device bound to one netdev
@@ -306,6 +307,7 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 			   bool initiator);
 void kiwi_qp_cm_disconnected(struct kiwi_qp *qp);
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
+bool kiwi_qp_work_pending(struct kiwi_qp *qp);
 struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);
 const struct cpumask *kiwi_get_vector_affinity(struct ib_device *ibdev,

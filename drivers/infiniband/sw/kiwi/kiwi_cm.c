@@ -274,21 +274,44 @@ static void kiwi_cep_unbind_qp(struct kiwi_cep *cep)
 /*
  * Tear the endpoint down: QP to error, socket closed (reset unless
  * @graceful), CLOSE to a connected cm_id, all references dropped.
+ *
+ * With @fatal the stream failed, or broke the rules of a close: in the
+ * order the verbs give (V-ST-C7), the stream is reset, the QP enters ERR,
+ * and a QP still connected (RTS or SQD) raises IB_EVENT_QP_FATAL, before
+ * the consumer hears of the close. The transmit engine may report the
+ * stream failed (KIWI_CEP_CLOSE_LOST) while it is stopped here, a
+ * Terminate undelivered: that ends the same way (V-LLP-8).
+ *
  * Context: cep->lock held.
  */
-static void kiwi_cep_teardown(struct kiwi_cep *cep, bool graceful)
+static void kiwi_cep_end(struct kiwi_cep *cep, bool graceful, bool fatal)
 {
 	bool connected = cep->state == KIWI_CEP_RDMA;
+	struct kiwi_qp *qp = cep->qp;
+	enum ib_qp_state was = qp ? READ_ONCE(qp->state) : IB_QPS_ERR;
 
 	kiwi_cep_cancel_timer(cep);
-	if (cep->qp)
-		kiwi_qp_cm_disconnected(cep->qp);
+	if (fatal && cep->sock)
+		tcp_abort(cep->sock->sk, ECONNABORTED);
+	if (qp)
+		kiwi_qp_cm_disconnected(qp);
+	if (test_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req)) {
+		fatal = true;
+		graceful = false;
+	}
+	if (fatal && (was == IB_QPS_RTS || was == IB_QPS_SQD))
+		kiwi_qp_async_event(qp, IB_EVENT_QP_FATAL);
 	kiwi_cep_sock_close(cep, !graceful);
 	kiwi_cep_unbind_qp(cep);
 	if (connected)
 		kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0);
 	kiwi_cep_drop_cm_id(cep);
 	cep->state = KIWI_CEP_CLOSED;
+}
+
+static void kiwi_cep_teardown(struct kiwi_cep *cep, bool graceful)
+{
+	kiwi_cep_end(cep, graceful, false);
 }
 
 /* The active side failed before RDMA mode: tell the consumer once. */
@@ -415,31 +438,105 @@ static void kiwi_cep_listen_work(struct kiwi_cep *lcep)
 	}
 }
 
+/* Bound the close: a peer must not hold the QP in SQD (V-SEC-6). */
+static void kiwi_cep_arm_close_timer(struct kiwi_cep *cep)
+{
+	if (cep->closing)
+		return;
+	cep->closing = true;
+	kref_get(&cep->ref);
+	if (!queue_delayed_work(kiwi_cm_wq, &cep->timer,
+				(unsigned long)READ_ONCE(kiwi_llp_timeout) * HZ))
+		kiwi_cep_put(cep);
+}
+
+/*
+ * The send queue ran dry in SQD: send our FIN and wait for the peer's.
+ * From here on the receive engine places nothing: the socket's data
+ * wakes the endpoint instead, for which any data is an error (V-ST-C2).
+ */
+static void kiwi_cep_send_fin(struct kiwi_cep *cep)
+{
+	struct sock *sk = cep->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = kiwi_cm_sk_event;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cep->fin_sent = true;
+	kernel_sock_shutdown(cep->sock, SHUT_WR);
+	kiwi_cep_queue(cep);	/* the peer's answer may be in already */
+}
+
+/* Closing: bytes from the peer after our FIN, not counting its FIN. */
+static bool kiwi_cep_data_after_fin(struct sock *sk)
+{
+	int n;
+
+	lock_sock(sk);
+	n = tcp_inq(sk);
+	release_sock(sk);
+	return n > 0;
+}
+
 static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 {
 	struct sock *sk = cep->sock ? cep->sock->sk : NULL;
+	bool term = test_bit(KIWI_CEP_CLOSE_TERM, &cep->close_req);
 
-	if (test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) ||
-	    (sk && (sk->sk_err || sk->sk_state == TCP_CLOSE))) {
-		kiwi_cep_teardown(cep, test_bit(KIWI_CEP_CLOSE_TERM,
-						&cep->close_req));
+	if (!sk)
+		return;
+	/*
+	 * The stream failed: a reset from the peer, a timeout, a send that
+	 * could not finish. The QP fails with an event and no Terminate
+	 * (V-LLP-12, V-ERR-4). Before our FIN a closed socket is a failed
+	 * one (a send that saw the error may have cleared sk_err).
+	 */
+	if (test_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req) ||
+	    (!term && (sk->sk_err ||
+		       (sk->sk_state == TCP_CLOSE && !cep->fin_sent)))) {
+		kiwi_cep_end(cep, false, true);
 		return;
 	}
-	if (sk && (sk->sk_shutdown & RCV_SHUTDOWN)) {
+	if (test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req)) {
+		kiwi_cep_teardown(cep, term);
+		return;
+	}
+	if (cep->fin_sent) {
+		/* Only the peer's FIN may come now (V-ST-C6, V-AMB-26). */
+		if (kiwi_cep_data_after_fin(sk))
+			kiwi_cep_end(cep, false, true);
+		else if (sk->sk_shutdown & RCV_SHUTDOWN)
+			kiwi_cep_teardown(cep, true);
+		return;
+	}
+	if (sk->sk_shutdown & RCV_SHUTDOWN) {
 		/*
 		 * TCP marks the FIN before the receive engine has read the
 		 * data in front of it (a Terminate above all): read it first.
 		 */
 		if (cep->qp && cep->qp->sock == cep->sock)
 			kiwi_rx_drain(cep->qp);
+		/*
+		 * A FIN with our send queue or the peer's Reads unfinished is
+		 * a Bad LLP Close: Terminate, not a close (V-ST-R4, V-LLP-11).
+		 */
+		if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
+		    cep->qp && cep->qp->sock == cep->sock &&
+		    kiwi_qp_work_pending(cep->qp)) {
+			kiwi_rx_terminate_llp(cep->qp, KIWI_TC_RDMAP_CATA_STREAM);
+			kiwi_cep_teardown(cep, true);
+			return;
+		}
 		/* The peer closed: the consumer hears it, then the close. */
 		kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_DISCONNECT, 0);
 		kiwi_cep_teardown(cep, true);
 		return;
 	}
-	if (test_bit(KIWI_CEP_CLOSE_GRACEFUL, &cep->close_req) &&
-	    kiwi_qp_tx_idle(cep->qp))
-		kiwi_cep_teardown(cep, true);
+	if (test_bit(KIWI_CEP_CLOSE_GRACEFUL, &cep->close_req)) {
+		kiwi_cep_arm_close_timer(cep);
+		if (kiwi_qp_tx_idle(cep->qp))
+			kiwi_cep_send_fin(cep);
+	}
 }
 
 static void kiwi_cep_work(struct work_struct *work)
@@ -504,6 +601,8 @@ static void kiwi_cep_timeout(struct work_struct *work)
 		kiwi_cep_connect_failed(cep, -ETIMEDOUT);
 	else if (cep->state == KIWI_CEP_AWAIT_REQ)
 		kiwi_cep_teardown(cep, false);
+	else if (cep->state == KIWI_CEP_RDMA && cep->closing)
+		kiwi_cep_end(cep, false, true);	/* the close timed out */
 	mutex_unlock(&cep->lock);
 	kiwi_cep_put(cep);	/* the timer's reference */
 }
@@ -885,6 +984,22 @@ void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt)
 void kiwi_cm_terminated(struct kiwi_cep *cep)
 {
 	set_bit(KIWI_CEP_CLOSE_TERM, &cep->close_req);
+	kiwi_cm_close(cep, true);
+}
+
+/**
+ * kiwi_cm_lost() - the stream failed under the engines: reset it
+ * @cep: the endpoint
+ *
+ * A send that TCP refused, or that made no progress within the LLP
+ * timeout: the QP fails with IB_EVENT_QP_FATAL (V-ERR-4, V-ST-T5), even
+ * while a Terminate is on its way.
+ *
+ * Context: any; takes no lock the caller may hold.
+ */
+void kiwi_cm_lost(struct kiwi_cep *cep)
+{
+	set_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req);
 	kiwi_cm_close(cep, true);
 }
 

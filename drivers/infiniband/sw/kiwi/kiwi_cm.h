@@ -39,7 +39,7 @@ enum kiwi_cep_state {
  * @listener: passive endpoints: the listening endpoint they came from
  * @qp: the QP bound by connect or accept, with a reference held
  * @work: socket events and requests handled in process context
- * @timer: MPA exchange timeout
+ * @timer: MPA exchange timeout, then the close timeout (kiwi_llp_timeout)
  * @mpa: MPA frame being received
  * @mpa_got: bytes of it received so far
  * @peer: the peer's decoded MPA frame
@@ -51,6 +51,9 @@ enum kiwi_cep_state {
  * @out_pdata: private data to send in our MPA frame
  * @out_len: its length
  * @close_req: KIWI_CEP_CLOSE_* bits the QP set to ask for a close
+ * @closing: a graceful close started; @timer bounds it
+ * @fin_sent: our FIN is out and the QP waits in SQD (Closing) for the
+ *	peer's; anything else from the peer fails the QP
  * @list: listening endpoints of one listen request
  * @saved_data_ready: the socket's callbacks before kiwi took it over
  * @saved_state_change: ditto
@@ -79,6 +82,8 @@ struct kiwi_cep {
 	u8 out_pdata[KIWI_MPA_MAX_PDATA];
 	u16 out_len;
 	unsigned long close_req;
+	bool closing;
+	bool fin_sent;
 	struct list_head list;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
@@ -90,6 +95,7 @@ struct kiwi_cep {
 #define KIWI_CEP_CLOSE_GRACEFUL	0
 #define KIWI_CEP_CLOSE_ABRUPT	1
 #define KIWI_CEP_CLOSE_TERM	2	/* with ABRUPT: end with a FIN */
+#define KIWI_CEP_CLOSE_LOST	3	/* with ABRUPT: the stream failed */
 
 /* MPA Request/Reply must arrive within this time. */
 #define KIWI_MPA_TIMEOUT	(10 * HZ)
@@ -106,6 +112,7 @@ int kiwi_iw_destroy_listen(struct iw_cm_id *cm_id);
 void kiwi_cep_put(struct kiwi_cep *cep);
 void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt);
 void kiwi_cm_terminated(struct kiwi_cep *cep);
+void kiwi_cm_lost(struct kiwi_cep *cep);
 void kiwi_cm_poke(struct kiwi_cep *cep);
 
 #endif /* _KIWI_CM_H */

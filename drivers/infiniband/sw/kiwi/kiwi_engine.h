@@ -59,7 +59,7 @@ struct kiwi_sq_slot {
 #define KIWI_TX_BVEC_MAX	(KIWI_TX_BATCH * (2 + KIWI_MAX_SGE) + 1)
 
 /* A stalled peer fails the connection after this long without progress. */
-#define KIWI_TX_TIMEOUT		(30 * HZ)
+#define KIWI_TX_TIMEOUT		((long)READ_ONCE(kiwi_llp_timeout) * HZ)
 
 /* An RDMA Read we asked for (requester side). */
 struct kiwi_orq_entry {
@@ -232,5 +232,6 @@ void kiwi_tx_zc_report(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_drain(struct kiwi_qp *qp);
+void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc);
 
 #endif /* _KIWI_ENGINE_H */

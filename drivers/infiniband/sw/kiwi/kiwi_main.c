@@ -28,22 +28,29 @@ MODULE_PARM_DESC(zcopy_min,
 
 unsigned int kiwi_mpa_rev = 2;
 
-/* Refuse an MPA revision other than 1 or 2 with a message, so that a
- * mistyped parameter stops the load instead of breaking every connection.
+/*
+ * Set an unsigned parameter from @val if it lies in [@min, @max]; else
+ * refuse it with a message saying @range, so that a mistyped parameter
+ * stops the load instead of breaking every connection.
  */
-static int kiwi_param_set_mpa_rev(const char *val, const struct kernel_param *kp)
+static int kiwi_param_set_uint(const char *val, const struct kernel_param *kp,
+			       unsigned int min, unsigned int max,
+			       const char *range)
 {
-	unsigned int rev;
-	int ret;
+	unsigned int v;
 
-	ret = kstrtouint(val, 0, &rev);
-	if (ret || rev < 1 || rev > 2) {
-		pr_err("kiwi: mpa_rev=%s is out of range: must be 1 (RFC 5044) or 2 (RFC 6581)\n",
-		       val);
+	if (kstrtouint(val, 0, &v) || v < min || v > max) {
+		pr_err("kiwi: %s=%s is out of range: %s\n", kp->name, val, range);
 		return -EINVAL;
 	}
-	*(unsigned int *)kp->arg = rev;
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
+}
+
+static int kiwi_param_set_mpa_rev(const char *val, const struct kernel_param *kp)
+{
+	return kiwi_param_set_uint(val, kp, 1, 2,
+				   "must be 1 (RFC 5044) or 2 (RFC 6581)");
 }
 
 static const struct kernel_param_ops kiwi_mpa_rev_ops = {
@@ -54,6 +61,29 @@ static const struct kernel_param_ops kiwi_mpa_rev_ops = {
 module_param_cb(mpa_rev, &kiwi_mpa_rev_ops, &kiwi_mpa_rev, 0444);
 MODULE_PARM_DESC(mpa_rev,
 		 "MPA revision offered when connecting: 1 (RFC 5044) or 2 (RFC 6581, default)");
+
+/*
+ * The LLP timeout: how long a stalled peer may hold a connection's sends,
+ * a Terminate on its way, or a graceful close, before kiwi resets the
+ * connection and fails the QP (RDMAC verbs V-ST-T1, V-ST-C6, V-SEC-6).
+ * Taken when a connection enters RDMA mode or starts to close.
+ */
+unsigned int kiwi_llp_timeout = 30;
+
+static int kiwi_param_set_llp_timeout(const char *val,
+				      const struct kernel_param *kp)
+{
+	return kiwi_param_set_uint(val, kp, 1, 3600, "1 to 3600 seconds");
+}
+
+static const struct kernel_param_ops kiwi_llp_timeout_ops = {
+	.set = kiwi_param_set_llp_timeout,
+	.get = param_get_uint,
+};
+
+module_param_cb(llp_timeout, &kiwi_llp_timeout_ops, &kiwi_llp_timeout, 0644);
+MODULE_PARM_DESC(llp_timeout,
+		 "Seconds a stalled peer may hold sends, a Terminate or a close before the connection is reset (default 30)");
 
 static int kiwi_newlink(const char *ibdev_name, struct net_device *netdev)
 {

@@ -644,6 +644,27 @@ void kiwi_rx_drain(struct kiwi_qp *qp)
 	release_sock(sk);
 }
 
+/**
+ * kiwi_rx_terminate_llp() - stop receiving and terminate for an LLP event
+ * @qp: the connected QP
+ * @tc: the Terminate code
+ *
+ * The Terminate names no segment: the cause is the stream (a FIN with
+ * work outstanding, a Bad LLP Close), not an FPDU. Nothing happens when
+ * the engine stopped already.
+ *
+ * Context: process context; takes the socket lock.
+ */
+void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc)
+{
+	struct sock *sk = qp->sock->sk;
+
+	lock_sock(sk);
+	qp->rx->hdr_got = 0;
+	kiwi_rx_terminate(qp, tc);
+	release_sock(sk);
+}
+
 /*
  * Reset the receive state for a new connection, or when the engines stop.
  * A WQE taken from an SRQ for a message in progress is left for the flush

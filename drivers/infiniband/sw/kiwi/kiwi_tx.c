@@ -1044,7 +1044,7 @@ static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
 				       qp->base_qp.qp_num, err);
 	qp->tx->stopped = true;
 	if (qp->cep)
-		kiwi_cm_close(qp->cep, true);
+		kiwi_cm_lost(qp->cep);
 }
 
 /*
@@ -1197,17 +1197,28 @@ void kiwi_tx_kick_direct(struct kiwi_qp *qp)
 	mutex_unlock(&tx->run_lock);
 }
 
+/*
+ * Work the peer's FIN would cut short: send queue entries not yet sent,
+ * our RDMA Reads awaiting their response, the peer's awaiting ours.
+ */
+bool kiwi_qp_work_pending(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+
+	return tx && !tx->stopped &&
+	       (tx->cur_active || tx->orq_head != tx->orq_tail ||
+		tx->irq_head != tx->irq_tail || READ_ONCE(tx->resp_active) ||
+		(kiwi_ring_flags(&((struct kiwi_sqe *)qp->sq.ring +
+				   (tx->next & (qp->sq.num - 1)))->flags) &
+		 KIWI_WQE_VALID));
+}
+
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
 
 	return !tx || tx->stopped ||
-	       (!tx->cur_active && tx->orq_head == tx->orq_tail &&
-		tx->irq_head == tx->irq_tail && !READ_ONCE(tx->resp_active) &&
-		!READ_ONCE(tx->zc_waiting) &&
-		!(kiwi_ring_flags(&((struct kiwi_sqe *)qp->sq.ring +
-				    (tx->next & (qp->sq.num - 1)))->flags) &
-		  KIWI_WQE_VALID));
+	       (!kiwi_qp_work_pending(qp) && !READ_ONCE(tx->zc_waiting));
 }
 
 int kiwi_engines_alloc(struct kiwi_qp *qp)

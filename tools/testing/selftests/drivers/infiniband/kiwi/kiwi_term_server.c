@@ -17,6 +17,16 @@
  *   foreign  all rights, but in another protection domain
  * It accepts with IRD and ORD 1.
  *
+ * Words after "recv=N" ask the server to act once the connection is up:
+ *   read   post an RDMA Read of 64 bytes from the peer (any STag)
+ *   flood  post 8 Sends of 64 KiB, then, a second later, 4 Sends of 64
+ *          bytes, and print "posted N slowest_ms=MS": the longest any
+ *          ibv_post_send took
+ *   close  rdma_disconnect(): a graceful close (SQD)
+ * For each asynchronous event on the QP it prints
+ *   async EVENT state=STATE rst=N
+ * with the QP state and the resets sent so far when the event was read.
+ *
  * A received Send "kiwi-send" (the control case) is checked with the
  * region rw, which must start with "kiwi-write", and answered with a Send
  * of "verified" or "mismatch". When the connection is gone it prints
@@ -52,6 +62,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <rdma/rdma_cma.h>
 
@@ -81,6 +93,7 @@ struct conn {
 	struct ibv_cq *cq;
 	char name[64];
 	int nrecv;
+	bool read, flood, close;
 	int flushed, recv_ok;
 	long rsts;		/* tcp_out_rsts() when accepted */
 	char async[256];
@@ -226,6 +239,63 @@ static void reply(struct conn *c, const char *text)
 		fail("ibv_post_send");
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Post one unsignalled WR from region rw; return how long the call took. */
+static double post_timed(struct conn *c, enum ibv_wr_opcode op, uint64_t id,
+			 uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)mem.region[0],
+		.length = len,
+		.lkey = mem.mr[0]->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+	};
+	struct ibv_send_wr *badwr;
+	double t = now_ms();
+
+	if (op == IBV_WR_RDMA_READ) {
+		wr.wr.rdma.rkey = 0x5eed0001;	/* the peer checks nothing */
+		sge.addr = (uintptr_t)mem.rbuf + (MAX_RECV - 1) * RECV_LEN;
+		sge.lkey = mem.rmr->lkey;
+	}
+	if (ibv_post_send(c->id->qp, &wr, &badwr))
+		fail("ibv_post_send");
+	return now_ms() - t;
+}
+
+/* What the client asked the server to do once connected. */
+static void conn_act(struct conn *c)
+{
+	double slowest = 0, t;
+	int i, n = 0;
+
+	if (c->read)
+		post_timed(c, IBV_WR_RDMA_READ, 200, 64);
+	if (c->flood) {
+		for (i = 0; i < 8; i++, n++) {
+			t = post_timed(c, IBV_WR_SEND, 300 + n, 64 << 10);
+			slowest = t > slowest ? t : slowest;
+		}
+		sleep(1);
+		for (i = 0; i < 4; i++, n++) {
+			t = post_timed(c, IBV_WR_SEND, 300 + n, 64);
+			slowest = t > slowest ? t : slowest;
+		}
+		printf("posted %d slowest_ms=%.0f\n", n, slowest);
+	}
+	if (c->close && rdma_disconnect(c->id))
+		fail("rdma_disconnect");
+}
+
 /* Protection domains and the advertised regions, for all connections. */
 static void mem_init(struct ibv_context *ctx)
 {
@@ -269,7 +339,7 @@ static void conn_accept(struct conn *c, struct rdma_cm_event *ev)
 {
 	struct ibv_qp_init_attr attr = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = MAX_RECV,
+		.cap = { .max_send_wr = 16, .max_recv_wr = MAX_RECV,
 			 .max_send_sge = 2, .max_recv_sge = 1 },
 	};
 	struct rdma_conn_param param = {
@@ -292,6 +362,9 @@ static void conn_accept(struct conn *c, struct rdma_cm_event *ev)
 		text[pdlen] = 0;
 		if (sscanf(text, "case=%63s recv=%d", c->name, &c->nrecv) < 1)
 			snprintf(c->name, sizeof(c->name), "unnamed");
+		c->read = strstr(text, " read");
+		c->flood = strstr(text, " flood");
+		c->close = strstr(text, " close");
 	}
 	if (c->nrecv < 0 || c->nrecv > MAX_RECV)
 		c->nrecv = 2;
@@ -506,6 +579,14 @@ static void async_events(struct ibv_context *ctx, struct conn *c)
 	while (!ibv_get_async_event(ctx, &ev)) {
 		if (c && c->id && ev.element.qp == c->id->qp) {
 			size_t n = strlen(c->async);
+			struct ibv_qp_init_attr init;
+			struct ibv_qp_attr attr;
+
+			if (!ibv_query_qp(c->id->qp, &attr, IBV_QP_STATE, &init))
+				printf("async %s state=%s rst=%ld\n",
+				       event_name(ev.event_type),
+				       state_name(attr.qp_state),
+				       tcp_out_rsts() - c->rsts);
 
 			snprintf(c->async + n, sizeof(c->async) - n, "%s%s",
 				 n ? "," : "", event_name(ev.event_type));
@@ -604,6 +685,7 @@ int main(int argc, char **argv)
 				printf("established case=%s\n", c.name);
 				if (c.local)
 					local_case(&c);
+				conn_act(&c);
 			} else if (c.id && ev->id == c.id &&
 				   (type == RDMA_CM_EVENT_DISCONNECTED ||
 				    type == RDMA_CM_EVENT_CONNECT_ERROR ||

@@ -26,6 +26,8 @@ check "mpa_rev=0 refused with a message" refused mpa_rev=0 "mpa_rev=0 is out of 
 check "mpa_rev=two refused with a message" refused mpa_rev=two "mpa_rev=two is out of range"
 check "crc_required=maybe refused with a message" \
 	refused crc_required=maybe "invalid for parameter \`crc_required'"
+check "llp_timeout=0 refused with a message" \
+	refused llp_timeout=0 "llp_timeout=0 is out of range"
 
 check "mpa_rev=1 crc_required=1 loads" modprobe kiwi mpa_rev=1 crc_required=1
 check "mpa_rev reads back 1" test "$(cat /sys/module/kiwi/parameters/mpa_rev)" = 1

@@ -198,6 +198,60 @@ evil local-rcqof "term 0/2/07 -" \
 	"async=QP_FATAL flushed=0 recv_ok=1 state=ERR mem=intact rst=0 sends=OK" \
 	"CQ overflow by receive completions: RDMAC 0x0207"
 
+# How a connection ends (RDMAC verbs, digest-verbs.md). A reset from the
+# peer fails the QP with an event and no Terminate; a FIN with work
+# outstanding is a Bad LLP Close, RDMAC 0x0207 (RFC 5040 Catastrophic
+# Error, localized to RDMAP Stream).
+evil rst reset-sent \
+	"async=QP_FATAL flushed=2 recv_ok=0 state=ERR mem=intact rst=0" \
+	"V-LLP-12, V-ERR-4: a reset in RTS: ERR and QP_FATAL, no Terminate"
+evil fin-read "term 0/2/07 -" "$FATAL" \
+	"V-ST-R4, V-LLP-11: FIN with the server's Read outstanding, Bad LLP Close"
+evil fin-readreq "term 0/2/07 -" "$FATAL" \
+	"V-ERR-5: FIN while the server answers our Read, Bad LLP Close"
+evil write-badstag "term 1/1/00 md" "$ACCESS" \
+	"V-ST-T5: we reset right after the Terminate" -k
+
+# srv_said CASE TEXT: the server printed the line TEXT for connection CASE.
+srv_said() {
+	sed -n "/^established case=$1\$/,/^summary case=$1 /p" "$out/srv" |
+		grep -qxF "$2"
+}
+
+# Peers that stop reading, or break a close; each ends within the LLP
+# timeout (module parameter llp_timeout) in a reset: the stream reset, the
+# QP in ERR, then the event (V-ST-C7: the server reads the event with the
+# QP in ERR and the reset sent).
+LOST="async=QP_FATAL flushed=2 recv_ok=0 state=ERR mem=intact rst=1"
+T=/sys/module/kiwi/parameters/llp_timeout
+check "llp_timeout defaults to 30 s and takes 5" \
+	eval '[ "$(cat $T)" = 30 ] && echo 5 >$T && [ "$(cat $T)" = 5 ]'
+evil term-stall reset "async=QP_FATAL,QP_FATAL flushed=2 recv_ok=0 state=ERR mem=intact rst=1" \
+	"V-ST-T1, V-ST-T5, V-LLP-8: an undeliverable Terminate ends in a reset"
+evil close-read-stall reset "$LOST" \
+	"V-SEC-6, V-ST-C6: SQD held by a Read never answered ends in a reset"
+check "close-read-stall: reset, then ERR, then the event (V-ST-C7)" \
+	srv_said close-read-stall "async QP_FATAL state=ERR rst=1"
+# After our FIN: only the peer's FIN may come. A long timeout, so that
+# only the data can end these within the peer's 30 s.
+echo 60 >$T
+evil send-after-fin reset "$LOST" \
+	"V-ST-C2, V-ST-C6: a Send after our FIN is not placed, the QP fails" -w 30
+check "send-after-fin: reset, then ERR, then the event (V-ST-C7)" \
+	srv_said send-after-fin "async QP_FATAL state=ERR rst=1"
+evil readresp-after-fin reset "$LOST" \
+	"V-AMB-26: a Read Response after our FIN is not placed, the QP fails" -w 30
+# The server floods a peer that reads nothing, then closes: posting never
+# waits for the peer (V-POST-2) and the close ends within the timeout.
+echo 20 >$T
+evil flood-stall reset "$LOST" "V-SEC-6: a close behind sends the peer never reads"
+posted=$(sed -n "/^established case=flood-stall\$/,/^summary case=flood-stall /s/^posted //p" "$out/srv")
+echo "# flood-stall server: posted $posted (llp_timeout 20 s)"
+check "V-POST-2: ibv_post_send returns at once with the peer's window full" \
+	eval '[[ $posted =~ ^12\ slowest_ms=([0-9]+)$ ]] &&
+	      [ "${BASH_REMATCH[1]}" -lt 10000 ]'
+echo 30 >$T
+
 evil control "reply verified" "$GOOD" "the listener outlived every case"
 kill "$spid"
 wait "$spid" 2>/dev/null
