@@ -1022,6 +1022,8 @@ static void c_local(struct peer *p)
 					 p->msn_send++, "two", 3));
 	}
 	collect(p, UNTIL_CLOSE, NULL, NULL);
+}
+
 /* ---- close cases ---- */
 
 /* We reset the connection while it is in RDMA mode (V-LLP-12). */
