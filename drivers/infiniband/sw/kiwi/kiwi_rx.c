@@ -85,11 +85,14 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 		kiwi_cm_terminated(qp->cep);
 }
 
+static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status);
+
 /*
  * Take the next receive WQE for a new Send message, from the QP's receive
  * queue or its SRQ; an empty SRQ is an empty receive queue (V-SRQ-8).
  * The WQE's STags must belong to the PD of the queue it came from: the
- * SRQ's for an SRQ (V-SRQ-9). Return: 0 or a tc.
+ * SRQ's for an SRQ (V-SRQ-9); a WQE that fails that check completes with
+ * a protection error (V-STAG0-3, V-SRQ-10). Return: 0 or a tc.
  */
 static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 {
@@ -131,8 +134,10 @@ static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 		rx->rqe_mem[i] = kiwi_mem_get(qp->kdev, sge->lkey);
 		if (!rx->rqe_mem[i] ||
 		    kiwi_mem_check(rx->rqe_mem[i], pd,
-				   IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length))
+				   IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length)) {
+			kiwi_rx_complete_rqe(qp, IB_WC_LOC_PROT_ERR);
 			return KIWI_TC_DDP_LOCAL_CATA;
+		}
 	}
 	rx->rqe_len = min_t(u64, len, U32_MAX);
 	return 0;
@@ -155,7 +160,8 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 	if (rx->ddp.opcode == KIWI_OP_SEND_SE ||
 	    rx->ddp.opcode == KIWI_OP_SEND_SE_INV)
 		cqe.flags |= KIWI_CQE_SOLICITED;
-	if (rx->ddp.inv_stag) {
+	/* A WQE that failed took no message: it invalidated nothing. */
+	if (status == IB_WC_SUCCESS && rx->ddp.inv_stag) {
 		cqe.flags |= KIWI_CQE_INVALIDATED;
 		cqe.inval_stag = rx->ddp.inv_stag;
 	}
