@@ -607,8 +607,8 @@ static const char *status_str(int st)
 
 /*
  * V-PD-5: Bind needs PD(QP) = PD(MW) = PD(MR). A window of another PD,
- * then a window over an MR of another PD, are refused and bind nothing;
- * on a QP of that PD the first window binds with the same STag after all.
+ * then a window over an MR of another PD, are refused, the MR keeps no
+ * window; on a QP of that PD the first window binds with the same STag.
  */
 static int cmd_bind(const char *addr, const char *port)
 {
@@ -660,7 +660,7 @@ static int cmd_bind(const char *addr, const char *port)
 	conn_open_pd(&c, addr, port, false, pd2);
 	st = bind_mw(&c, mw2, rkey, mr2, buf2, MSG);
 	check(st == IBV_WC_SUCCESS,
-	      "V-PD-5: the first window was left unbound: on a QP of its PD it binds with the same STag 0x%x (%s)",
+	      "V-PD-5: on a QP of its own PD the window binds with that STag 0x%x (%s)",
 	      rkey, status_str(st));
 	check(echo(&c, 5, 300, 0), "bind: and that connection echoes intact");
 	conn_close(&c);
