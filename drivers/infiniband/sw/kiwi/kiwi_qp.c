@@ -267,9 +267,14 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 		.qp_num = qp->base_qp.qp_num,
 	};
 	unsigned long flags;
+	u32 left;
 
+	/*
+	 * At most one ring's worth each: a process that keeps setting VALID
+	 * in its ring must not hold us here with interrupts off (V-SEC-16).
+	 */
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	for (;;) {
+	for (left = qp->sq.num; left; left--) {
 		struct kiwi_sqe *sqe = (struct kiwi_sqe *)qp->sq.ring +
 				       (qp->sq.head & (qp->sq.num - 1));
 
@@ -302,7 +307,7 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 		qp->srq_held = false;
 		kiwi_cq_add(qp->rcq, &cqe);
 	}
-	while (qp->rq.num) {
+	for (left = qp->rq.num; left; left--) {
 		struct kiwi_rqe *rqe = (struct kiwi_rqe *)qp->rq.ring +
 				       (qp->rq.head & (qp->rq.num - 1));
 

@@ -88,7 +88,8 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status);
  * Take the next receive WQE for a new Send message, from the QP's receive
  * queue or its SRQ; an empty SRQ is an empty receive queue (V-SRQ-8).
  * The WQE's STags must belong to the PD of the queue it came from: the
- * SRQ's for an SRQ (V-SRQ-9). Return: 0 or a tc.
+ * SRQ's for an SRQ (V-SRQ-9); a WQE that fails that check completes with
+ * a protection error (V-STAG0-3, V-SRQ-10). Return: 0 or a tc.
  */
 static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 {
@@ -160,7 +161,8 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 	if (rx->ddp.opcode == KIWI_OP_SEND_SE ||
 	    rx->ddp.opcode == KIWI_OP_SEND_SE_INV)
 		cqe.flags |= KIWI_CQE_SOLICITED;
-	if (rx->ddp.inv_stag && status == IB_WC_SUCCESS) {
+	/* A WQE that failed took no message: it invalidated nothing. */
+	if (status == IB_WC_SUCCESS && rx->ddp.inv_stag) {
 		cqe.flags |= KIWI_CQE_INVALIDATED;
 		cqe.inval_stag = rx->ddp.inv_stag;
 	}

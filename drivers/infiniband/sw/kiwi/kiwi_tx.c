@@ -729,8 +729,9 @@ static bool kiwi_tx_opcode_ok(const struct kiwi_qp *qp, const struct kiwi_sqe *c
 
 /*
  * Take the entry at tx->next: copy it out of the ring, validate it, and
- * resolve its local memory. Return: 0, 1 if the ring has no entry there,
- * or an ib_wc_status to complete it with (the QP then fails).
+ * resolve its local memory. Return: 0, -ENOENT if the ring has no entry
+ * there, or an ib_wc_status to complete it with (the QP then fails); not
+ * 1, which is IB_WC_LOC_LEN_ERR.
  */
 static int kiwi_tx_load(struct kiwi_qp *qp)
 {
@@ -744,7 +745,7 @@ static int kiwi_tx_load(struct kiwi_qp *qp)
 
 	if (tx->next - qp->sq.head >= qp->sq.num ||
 	    !(kiwi_ring_flags(&sqe->flags) & KIWI_WQE_VALID))
-		return 1;
+		return -ENOENT;
 	memcpy(c, sqe, sizeof(*c));
 	slot->id = c->id;
 	slot->opcode = c->opcode;
@@ -1120,7 +1121,7 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 			return true;
 		if (!tx->cur_active) {
 			ret = kiwi_tx_load(qp);
-			if (ret == 1)
+			if (ret == -ENOENT)
 				break;
 			if (ret) {
 				kiwi_tx_put_cur(tx);

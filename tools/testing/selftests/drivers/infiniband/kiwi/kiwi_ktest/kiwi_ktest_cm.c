@@ -130,6 +130,7 @@ struct kcm_event {
  * @msg: messages in and out (KCM_MSG_IN, KCM_MSG_OUT)
  * @msg_dma: their DMA address
  * @w: completions of the WRs
+ * @keep_pd: @pd is not the end's own (struct kcm_sec's); it outlives it
  * @ev_lock: protects @ev, @ev_head and @ev_tail
  * @ev_wq: woken when an event is queued
  * @ev: rdma_cm events, a ring
@@ -147,11 +148,30 @@ struct kcm_end {
 	struct kcm_msg *msg;
 	u64 msg_dma;
 	struct kcm_wr w[KCM_W_NUM];
+	bool keep_pd;
 	spinlock_t ev_lock;		/* see @ev_lock above */
 	wait_queue_head_t ev_wq;
 	struct kcm_event ev[KCM_EVENTS];
 	unsigned int ev_head;
 	unsigned int ev_tail;
+};
+
+/**
+ * struct kcm_sec - what the privilege cases keep from one connection to
+ * the next: a refused WR ends its connection, and the next one shows
+ * what it left behind
+ * @pd: A's PD in those connections (NULL: A makes its own)
+ * @mr: a fast-register MR of @pd
+ * @page: the one page @mr maps
+ * @dma: its DMA address
+ * @rkey: @mr's STag of the registration the peer may use, if any
+ */
+struct kcm_sec {
+	struct ib_pd *pd;
+	struct ib_mr *mr;
+	struct page *page;
+	u64 dma;
+	u32 rkey;
 };
 
 /**
@@ -166,6 +186,7 @@ struct kcm_end {
  * @pages: what @mr maps, page by page
  * @sgl: the scatterlist @mr maps, DMA-mapped while @sg_nents
  * @sg_nents: entries of @sgl mapped, 0 when none
+ * @sec: the privilege cases' objects, kept across their connections
  */
 struct kcm {
 	struct kt kt;
@@ -178,6 +199,7 @@ struct kcm {
 	struct page *pages[KCM_FR_PAGES];
 	struct scatterlist sgl[KCM_FR_PAGES];
 	int sg_nents;
+	struct kcm_sec sec;
 };
 
 /* ---- rdma_cm events ---- */
@@ -830,7 +852,8 @@ static bool kcm_end_setup(struct kcm_end *e)
 	struct ib_device *dev = e->id->device;
 	int ret;
 
-	e->pd = ib_alloc_pd(dev, 0);
+	if (!e->pd)
+		e->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(e->pd)) {
 		pr_info("# %s: ib_alloc_pd: %ld\n", e->name, PTR_ERR(e->pd));
 		e->pd = NULL;
@@ -888,7 +911,7 @@ static void kcm_end_free(struct kcm_end *e)
 	kfree(e->msg);
 	if (e->buf)
 		free_pages_exact(e->buf, KCM_BUF_LEN);
-	if (e->pd)
+	if (e->pd && !e->keep_pd)
 		ib_dealloc_pd(e->pd);
 	if (e->id)
 		rdma_destroy_id(e->id);
@@ -1125,6 +1148,8 @@ static void kcm_run(struct kcm *t, const char *name, const char *src,
 	kcm_end_init(b, "B");
 	kcm_end_init(l, "listener");
 	l->server = b;
+	a->pd = t->sec.pd;
+	a->keep_pd = !!a->pd;
 	if (!kcm_addr(t, t->net_a, src, "0", &sa) ||
 	    !kcm_addr(t, t->net_b, dst, port, &sb))
 		return;
@@ -1191,6 +1216,390 @@ out:
 	kcm_end_free(b);
 }
 
+/* ---- privilege, PD and fast-register checks (V-FR, V-PD, V-STAG0) ---- */
+
+#define KCM_SEC_LEN	512	/* bytes of the kept page the peer writes */
+
+/* Post @wr on A's QP in the REG slot. Return: its status, or -1 if none. */
+static int kcm_a_wr(struct kcm *t, struct ib_send_wr *wr)
+{
+	struct kcm_end *a = &t->a;
+
+	wr->wr_cqe = kcm_cqe(a, KCM_W_REG);
+	wr->send_flags = IB_SEND_SIGNALED;
+	if (!kcm_posted(a, ib_post_send(a->id->qp, wr, NULL), "a memory WR") ||
+	    !wait_for_completion_timeout(&a->w[KCM_W_REG].done, KCM_TIMEOUT))
+		return -1;
+	return a->w[KCM_W_REG].wc.status;
+}
+
+static const char *kcm_status(int status)
+{
+	return status < 0 ? "no completion" : ib_wc_status_msg(status);
+}
+
+/* IB_WR_REG_MR of @mr with key @key and @access on A's QP. */
+static int kcm_a_reg(struct kcm *t, struct ib_mr *mr, u32 key, int access)
+{
+	struct ib_reg_wr reg = {
+		.wr.opcode = IB_WR_REG_MR,
+		.mr = mr,
+		.key = key,
+		.access = access,
+	};
+
+	return kcm_a_wr(t, &reg.wr);
+}
+
+static int kcm_a_local_inv(struct kcm *t, u32 stag)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey = stag,
+	};
+
+	return kcm_a_wr(t, &wr);
+}
+
+/* Both ends saw the connection end; then their QPs are drained. */
+static bool kcm_ended(struct kcm *t)
+{
+	bool ok = kcm_wait_event(&t->a, RDMA_CM_EVENT_DISCONNECTED) &&
+		  kcm_wait_event(&t->b, RDMA_CM_EVENT_DISCONNECTED);
+
+	ib_drain_qp(t->a.id->qp);
+	ib_drain_qp(t->b.id->qp);
+	return ok;
+}
+
+/* Map the kept page's first KCM_SEC_LEN bytes into the kept MR, new key. */
+static bool kcm_sec_map(struct kcm *t)
+{
+	struct kcm_sec *s = &t->sec;
+	struct scatterlist sg;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = s->dma;
+	sg_dma_len(&sg) = KCM_SEC_LEN;
+	ib_update_fast_reg_key(s->mr, ib_inc_rkey(s->mr->rkey));
+	return ib_map_mr_sg(s->mr, &sg, 1, NULL, PAGE_SIZE) == 1;
+}
+
+/* The kept page's bytes; the unused part must stay poison. */
+static u32 kcm_sec_crc(struct kcm *t, bool *untouched)
+{
+	u8 *p = page_address(t->sec.page);
+
+	*untouched = !memchr_inv(p + KCM_SEC_LEN, KCM_POISON,
+				 PAGE_SIZE - KCM_SEC_LEN);
+	return crc32c(~0, p, KCM_SEC_LEN);
+}
+
+/*
+ * B writes KCM_SEC_LEN random bytes to the kept page through @rkey and
+ * then sends A a message, which orders the Write before it. Return: both
+ * completed; *@crc is what B wrote.
+ */
+static bool kcm_sec_b_write(struct kcm *t, u32 rkey, u32 *crc)
+{
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct ib_sge in = kcm_msg_sge(a, KCM_MSG_IN);
+	struct ib_sge out = kcm_msg_sge(b, KCM_MSG_OUT);
+	struct ib_sge sge = {
+		.addr = b->buf_dma,
+		.length = KCM_SEC_LEN,
+		.lkey = b->pd->local_dma_lkey,
+	};
+
+	get_random_bytes(b->buf, KCM_SEC_LEN);
+	*crc = crc32c(~0, b->buf, KCM_SEC_LEN);
+	return kcm_post_recv(a, &in, 1) &&
+	       kcm_post_send(b, KCM_W_SEND, IB_WR_RDMA_WRITE, &sge, 1,
+			     t->sec.mr->iova, rkey) &&
+	       kcm_post_send(b, KCM_W_SEND2, IB_WR_SEND, &out, 1, 0, 0) &&
+	       kcm_wait_wc(b, KCM_W_SEND2, IB_WC_SEND) &&
+	       kcm_wait_wc(a, KCM_W_RECV, IB_WC_RECV);
+}
+
+/*
+ * B's Write to the kept page through @rkey must end the connection and
+ * leave the page as it was.
+ */
+static void kcm_sec_b_write_refused(struct kcm *t, u32 rkey, const char *what)
+{
+	struct kcm_end *b = &t->b;
+	struct ib_sge sge = {
+		.addr = b->buf_dma,
+		.length = KCM_SEC_LEN,
+		.lkey = b->pd->local_dma_lkey,
+	};
+	bool posted, untouched;
+	u32 before, after;
+
+	before = kcm_sec_crc(t, &untouched);
+	get_random_bytes(b->buf, KCM_SEC_LEN);
+	posted = kcm_post_send(b, KCM_W_SEND, IB_WR_RDMA_WRITE, &sge, 1,
+			       t->sec.mr->iova, rkey);
+	kt_check(&t->kt, posted && kcm_ended(t),
+		 "B's RDMA Write through %s 0x%x ends the connection", what,
+		 rkey);
+	after = kcm_sec_crc(t, &untouched);
+	kt_check(&t->kt, after == before && untouched,
+		 "and A's page keeps its bytes (crc32c 0x%08x, now 0x%08x)",
+		 before, after);
+}
+
+/*
+ * B sends A a Send with Invalidate of @stag, which A must refuse: A's
+ * receive does not complete successfully and the connection ends.
+ */
+static void kcm_sec_b_send_inv_refused(struct kcm *t, u32 stag,
+				       const char *what)
+{
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct ib_sge in = kcm_msg_sge(a, KCM_MSG_IN);
+	struct ib_sge out = kcm_msg_sge(b, KCM_MSG_OUT);
+	struct ib_wc *wc = &a->w[KCM_W_RECV].wc;
+	bool ok;
+
+	ok = kcm_post_recv(a, &in, 1) &&
+	     kcm_post_send(b, KCM_W_SEND, IB_WR_SEND_WITH_INV, &out, 1, 0,
+			   stag) &&
+	     kcm_ended(t) && try_wait_for_completion(&a->w[KCM_W_RECV].done);
+	kt_check(&t->kt, ok && wc->status != IB_WC_SUCCESS,
+		 "B's Send with Invalidate of %s 0x%x is refused: the connection ends, A's receive %s",
+		 what, stag, ok ? ib_wc_status_msg(wc->status) : "-");
+}
+
+/*
+ * Connection 1, A on a PD of its own: the kept PD, MR and page are made
+ * here; an IB_WR_REG_MR of that MR, of another PD than the QP's, completes
+ * with IB_WC_MW_BIND_ERR and ends the connection (V-FR-2, V-PD-5).
+ */
+static void kcm_sec_fr_foreign(struct kcm *t)
+{
+	struct ib_device *dev = t->a.id->device;
+	struct kcm_sec *s = &t->sec;
+	int st;
+
+	s->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(s->pd))
+		s->pd = NULL;
+	s->mr = s->pd ? ib_alloc_mr(s->pd, IB_MR_TYPE_MEM_REG, 1) : NULL;
+	if (IS_ERR(s->mr))
+		s->mr = NULL;
+	s->page = s->mr ? alloc_page(GFP_KERNEL) : NULL;
+	if (s->page) {
+		memset(page_address(s->page), KCM_POISON, PAGE_SIZE);
+		s->dma = ib_dma_map_page(dev, s->page, 0, PAGE_SIZE,
+					 DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(dev, s->dma))
+			s->dma = 0;
+	}
+	if (!kt_check(&t->kt, s->mr && s->dma && kcm_sec_map(t),
+		      "a second PD, a fast-register MR of it mapping one page"))
+		return;
+	s->rkey = s->mr->rkey;
+	st = kcm_a_reg(t, s->mr, s->rkey,
+		       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+	kt_check(&t->kt, st == IB_WC_MW_BIND_ERR,
+		 "V-FR-2/V-PD-5: IB_WR_REG_MR of an MR of another PD than the QP's completes with IB_WC_MW_BIND_ERR (%s)",
+		 kcm_status(st));
+	kt_check(&t->kt, kcm_ended(t), "and the connection ends");
+}
+
+/*
+ * Connection 2, A's QP on the MR's PD now: the STag the refused REG_MR
+ * named was not registered, so B's Write through it is refused (V-FR-2).
+ * Then an IB_WR_REG_MR of the PD's DMA MR (its local_dma_lkey) completes
+ * with IB_WC_MW_BIND_ERR (V-FR-2: only fast-register MRs).
+ */
+static void kcm_sec_fr_unregistered(struct kcm *t)
+{
+	kcm_sec_b_write_refused(t, t->sec.rkey,
+				"the STag of the refused REG_MR of another PD's MR");
+}
+
+static void kcm_sec_fr_dma(struct kcm *t)
+{
+	struct ib_mr *dma_mr = t->a.pd->__internal_mr;
+	int st = -1;
+
+	if (kt_check(&t->kt, dma_mr && dma_mr->lkey == t->a.pd->local_dma_lkey,
+		     "the PD's local_dma_lkey is its DMA MR's"))
+		st = kcm_a_reg(t, dma_mr, ib_inc_rkey(dma_mr->lkey),
+			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+	kt_check(&t->kt, st == IB_WC_MW_BIND_ERR,
+		 "V-FR-2: IB_WR_REG_MR of the PD's DMA MR completes with IB_WC_MW_BIND_ERR (%s)",
+		 kcm_status(st));
+	kt_check(&t->kt, kcm_ended(t), "and the connection ends");
+}
+
+/*
+ * Connection 4: the DMA MR is unchanged (Sends through local_dma_lkey
+ * work); IB_WR_LOCAL_INV of local_dma_lkey fails (V-STAG0-5).
+ */
+static void kcm_sec_inv_dma_local(struct kcm *t)
+{
+	int st;
+
+	if (!kcm_case_send(t, &kcm_sizes[2]))
+		return;
+	st = kcm_a_local_inv(t, t->a.pd->local_dma_lkey);
+	kt_check(&t->kt, st == IB_WC_MW_BIND_ERR,
+		 "V-STAG0-5: IB_WR_LOCAL_INV of the PD's local_dma_lkey completes with IB_WC_MW_BIND_ERR (%s)",
+		 kcm_status(st));
+	kt_check(&t->kt, kcm_ended(t), "and the connection ends");
+}
+
+/*
+ * Connection 5: local_dma_lkey is still valid after the LOCAL_INV (a Send
+ * through it works); a peer's Send with Invalidate of it is refused.
+ */
+static void kcm_sec_inv_dma_remote(struct kcm *t)
+{
+	if (!kcm_case_send(t, &kcm_sizes[2]))
+		return;
+	kcm_sec_b_send_inv_refused(t, t->a.pd->local_dma_lkey,
+				   "A's local_dma_lkey");
+}
+
+/*
+ * Connection 6: local_dma_lkey still valid after the remote attempt. The
+ * kept MR is still invalid (connection 1 registered nothing), so REG_MR of
+ * it succeeds and B writes through it; a second REG_MR without an
+ * invalidation between fails (V-FR-3).
+ */
+static void kcm_sec_fr_twice(struct kcm *t)
+{
+	struct kcm_sec *s = &t->sec;
+	bool ok, untouched;
+	u32 crc;
+	int st;
+
+	if (!kcm_case_send(t, &kcm_sizes[2]))
+		return;
+	st = kcm_sec_map(t) ? kcm_a_reg(t, s->mr, s->mr->rkey,
+					IB_ACCESS_LOCAL_WRITE |
+					IB_ACCESS_REMOTE_WRITE) : -1;
+	s->rkey = s->mr->rkey;
+	ok = kt_check(&t->kt, st == IB_WC_SUCCESS,
+		      "REG_MR of the MR the refused one named succeeds: it was still invalid (%s)",
+		      kcm_status(st));
+	ok = ok && kcm_sec_b_write(t, s->rkey, &crc);
+	kt_check(&t->kt, ok && kcm_sec_crc(t, &untouched) == crc && untouched,
+		 "B writes %d bytes through its rkey 0x%x", KCM_SEC_LEN, s->rkey);
+	if (!ok)
+		return;
+	st = kcm_sec_map(t) ? kcm_a_reg(t, s->mr, s->mr->rkey,
+					IB_ACCESS_LOCAL_WRITE |
+					IB_ACCESS_REMOTE_WRITE) : -1;
+	kt_check(&t->kt, st == IB_WC_MW_BIND_ERR,
+		 "V-FR-3: a second REG_MR of the valid MR (key 0x%x) completes with IB_WC_MW_BIND_ERR (%s)",
+		 s->mr->rkey, kcm_status(st));
+	kt_check(&t->kt, kcm_ended(t), "and the connection ends");
+}
+
+/*
+ * Connection 7: the first registration is intact: B's Write through its
+ * rkey lands (V-FR-3). Then A invalidates it and registers the MR with
+ * local rights only; a peer's Send with Invalidate of it is refused
+ * (V-ACC-7).
+ */
+static void kcm_sec_fr_first_stays(struct kcm *t)
+{
+	struct kcm_sec *s = &t->sec;
+	bool ok, untouched;
+	u32 crc;
+	int st;
+
+	ok = kcm_sec_b_write(t, s->rkey, &crc);
+	if (!kt_check(&t->kt, ok && kcm_sec_crc(t, &untouched) == crc &&
+		      untouched,
+		      "V-FR-3: after the refused REG_MR, B's Write through the first rkey 0x%x lands",
+		      s->rkey))
+		return;
+	st = kcm_a_local_inv(t, s->rkey);
+	if (st == IB_WC_SUCCESS && kcm_sec_map(t))
+		st = kcm_a_reg(t, s->mr, s->mr->rkey, IB_ACCESS_LOCAL_WRITE);
+	s->rkey = s->mr->rkey;
+	if (!kt_check(&t->kt, st == IB_WC_SUCCESS,
+		      "LOCAL_INV of it, then REG_MR with local rights only (%s)",
+		      kcm_status(st)))
+		return;
+	kcm_sec_b_send_inv_refused(t, s->rkey,
+				   "A's MR with local rights only (V-ACC-7)");
+}
+
+/*
+ * Connection 8: the MR survived the refused remote invalidation: A sends
+ * B its bytes through its lkey, and they arrive (V-ACC-7).
+ */
+static void kcm_sec_local_only_valid(struct kcm *t)
+{
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct ib_sge out = {
+		.addr = t->sec.mr->iova,
+		.length = KCM_SEC_LEN,
+		.lkey = t->sec.mr->lkey,
+	};
+	struct ib_sge in = {
+		.addr = b->buf_dma,
+		.length = KCM_SEC_LEN,
+		.lkey = b->pd->local_dma_lkey,
+	};
+	bool ok, untouched;
+	u32 crc = kcm_sec_crc(t, &untouched);
+
+	memset(b->buf, KCM_POISON, KCM_SEC_LEN);
+	ok = kcm_post_recv(b, &in, 1) &&
+	     kcm_post_send(a, KCM_W_SEND, IB_WR_SEND, &out, 1, 0, 0) &&
+	     kcm_wait_wc(a, KCM_W_SEND, IB_WC_SEND) &&
+	     kcm_wait_wc(b, KCM_W_RECV, IB_WC_RECV);
+	kt_check(&t->kt, ok && b->w[KCM_W_RECV].wc.byte_len == KCM_SEC_LEN &&
+		 crc32c(~0, b->buf, KCM_SEC_LEN) == crc,
+		 "V-ACC-7: the MR is still valid: A's Send from its lkey 0x%x delivers its bytes (crc32c 0x%08x)",
+		 out.lkey, crc);
+	kcm_disconnect(t);
+}
+
+/* The privilege cases, one connection each after a WR that ends one. */
+static void kcm_sec_run(struct kcm *t)
+{
+	static const struct {
+		const char *name;
+		void (*use)(struct kcm *t);
+	} conns[] = {
+		{ "sec: REG_MR of another PD's MR", kcm_sec_fr_foreign },
+		{ "sec: its STag unregistered", kcm_sec_fr_unregistered },
+		{ "sec: REG_MR of the DMA MR", kcm_sec_fr_dma },
+		{ "sec: LOCAL_INV of local_dma_lkey", kcm_sec_inv_dma_local },
+		{ "sec: Send with Invalidate of local_dma_lkey",
+		  kcm_sec_inv_dma_remote },
+		{ "sec: REG_MR twice", kcm_sec_fr_twice },
+		{ "sec: the first registration stays", kcm_sec_fr_first_stays },
+		{ "sec: local-only MR still valid", kcm_sec_local_only_valid },
+	};
+	struct kcm_sec *s = &t->sec;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(conns); i++) {
+		kcm_run(t, conns[i].name, addr_a, addr_b, conns[i].use);
+		if (!s->mr)
+			break;
+	}
+	if (s->dma)
+		ib_dma_unmap_page(s->pd->device, s->dma, PAGE_SIZE,
+				  DMA_BIDIRECTIONAL);
+	if (s->page)
+		__free_page(s->page);
+	if (s->mr)
+		kt_check(&t->kt, !ib_dereg_mr(s->mr), "sec: ib_dereg_mr");
+	if (s->pd)
+		ib_dealloc_pd(s->pd);
+	memset(s, 0, sizeof(*s));
+}
+
 static struct net *kcm_net(struct kcm *t, int fd, const char *param)
 {
 	struct net *net = fd >= 0 ? get_net_ns_by_fd(fd) : ERR_PTR(-EBADF);
@@ -1224,6 +1633,7 @@ static int __init kcm_init(void)
 			addr_b, kcm_read_inv_bad);
 		kcm_run(t, "ipv4 fenced local invalidate", addr_a, addr_b,
 			kcm_fenced_inv);
+		kcm_sec_run(t);
 	}
 	if (t->net_a)
 		put_net(t->net_a);
