@@ -115,6 +115,9 @@ struct kiwi_irq_entry {
  * @term_len: its length
  * @term_pending: @term_buf waits to be sent, or is being sent
  * @stopped: the engine sends nothing more (error or close)
+ * @sq_failed: a send queue entry completed in error: the engine takes no
+ *	more entries (they are flushed when the QP fails), but still sends
+ *	Read Responses and a Terminate
  * @zc_waiting: entries sent without copying whose pages TCP still holds
  *	(protected by qp->sq_lock)
  * @zc_sending: the entry at @next is going out without copying (ditto)
@@ -151,6 +154,7 @@ struct kiwi_tx {
 	unsigned int term_len;
 	bool term_pending;
 	bool stopped;
+	bool sq_failed;
 	u32 zc_waiting;
 	bool zc_sending;
 	struct page *zc_page;
