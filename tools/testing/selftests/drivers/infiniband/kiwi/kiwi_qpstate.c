@@ -1287,8 +1287,9 @@ static int rd_modify(struct ibv_qp *qp, int mask, uint8_t val,
 /*
  * V-RD-7, V-ST-R3: ORD lowered from 4 to 1 in RTS with 2 Reads held
  * outstanding (the server's packets stopped): the 2 complete, the next
- * Reads go one at a time, and the SQ pauses behind them (a marker Send
- * posted after them reaches the server only once its packets flow again).
+ * Reads go one at a time, and the SQ pauses behind them: a marker Send
+ * posted behind a third Read (which ORD 4 would have let out) reaches the
+ * server only once its packets flow again.
  * Raising ORD, or changing IRD, in RTS is refused.
  */
 static void rd_lower(const char *addr, const char *port)
@@ -1296,7 +1297,7 @@ static void rd_lower(const char *addr, const char *port)
 	static const uint8_t m = 'M';
 	struct rdma_cm_id *id = connect_rd(addr, port, 1, 4);
 	struct ibv_sge sge = { (uintptr_t)&m, 1, 0 };
-	struct ibv_send_wr wr = { .wr_id = 76, .sg_list = &sge, .num_sge = 1,
+	struct ibv_send_wr wr = { .wr_id = 73, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED |
 						IBV_SEND_INLINE }, *bad;
@@ -1328,11 +1329,19 @@ static void rd_lower(const char *addr, const char *port)
 	check(ret == EINVAL && a.max_dest_rd_atomic == 1,
 	      "V-RD-7: changing IRD in RTS (1 -> 2) refused with EINVAL, IRD stays 1 (%d, %u)",
 	      ret, a.max_dest_rd_atomic);
+	/*
+	 * A third Read, within the old ORD but not the new one, then the
+	 * marker (wr_id 73), then 3 more Reads: Reads k = 0..5 are wr_ids
+	 * 70, 71, 72, 74, 75, 76.
+	 */
 	ret = 0;
-	for (int i = 2; i < 6 && !ret; i++)
-		ret = post1(qp, 70 + i, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED,
-			    buf + i * 4096, 4096, peer.addr + READ_OFF + i * 4096);
-	ret = ret ?: ibv_post_send(qp, &wr, &bad);
+	for (int k = 2; k < 6 && !ret; k++) {
+		if (k == 3)
+			ret = ibv_post_send(qp, &wr, &bad);
+		ret = ret ?: post1(qp, 70 + k + (k >= 3), IBV_WR_RDMA_READ,
+				   IBV_SEND_SIGNALED, buf + k * 4096, 4096,
+				   peer.addr + READ_OFF + k * 4096);
+	}
 	/* Time for a marker that did not wait to reach the server. */
 	poll(NULL, 0, 1500);
 	run_cmd("KIWI_UNBLOCK");
@@ -1340,10 +1349,11 @@ static void rd_lower(const char *addr, const char *port)
 	ok = !ret && got == 7;
 	for (int i = 0; ok && i < 7; i++)
 		ok = wc[i].wr_id == (uint64_t)(70 + i) &&
-		     wc[i].status == IBV_WC_SUCCESS;
+		     wc[i].status == IBV_WC_SUCCESS &&
+		     wc[i].opcode == (i == 3 ? IBV_WC_SEND : IBV_WC_RDMA_READ);
 	for (int i = 0; ok && i < 6 * 4096; i++)
 		ok = buf[i] == pattern(i);
-	check(ok, "V-RD-7: the 2 Reads outstanding and the 4 posted after lowering ORD all complete, in order, with the right data (%d)",
+	check(ok, "V-RD-7: the 2 Reads outstanding, and the marker and 4 Reads posted after lowering ORD, all complete in order, the Reads with the right data (%d)",
 	      got);
 	ret = ask(qp, &rep);
 	check(!ret && rep.nmsg == 1 && rep.last[0] == 'F',
