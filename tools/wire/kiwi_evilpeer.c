@@ -97,6 +97,7 @@ struct peer {
 	u32 term_code;
 	char term_flags[4];
 	bool got_reply;
+	const char *only_send;		/* if set, any other Send is bad */
 	bool ended;			/* the connection is over */
 	char reply[64];
 	unsigned long read_bytes;	/* Read Response payload seen */
@@ -552,6 +553,8 @@ static int collect(struct peer *p, enum stop_at until, const u8 *want, u64 *to)
 				 (int)(p->rlen - h.hdr_len),
 				 (const char *)p->rbuf + h.hdr_len);
 			p->got_reply = true;
+			if (p->only_send && strcmp(p->reply, p->only_send))
+				bad(p, "Send \"%s\" after the failed WR", p->reply);
 			if (until == UNTIL_REPLY)
 				return 1;
 			break;
@@ -960,6 +963,34 @@ static void c_peer_terminate(struct peer *p)
 	send_fpdu(p, u, sizeof(u));
 }
 
+/*
+ * kiwi_term_server fails its own QP (its local-* cases) after a good Send
+ * "before": the stream holds that Send whole, then the Terminate in place
+ * of the failed WR and of all after it. Only local-cqof's Sends "ov",
+ * whose completions overflowed the CQ, may come in between. For
+ * local-rcqof, once its server says "go" (its one-entry CQ empty), we
+ * send two Sends, whose receive completions overflow that CQ.
+ */
+static void c_local(struct peer *p)
+{
+	u8 u[64];
+
+	if (collect(p, UNTIL_REPLY, NULL, NULL) != 1 ||
+	    strcmp(p->reply, "before"))
+		bad(p, "no Send \"before\" first");
+	if (!strcmp(p->name, "local-rcqof") &&
+	    (collect(p, UNTIL_REPLY, NULL, NULL) != 1 || strcmp(p->reply, "go")))
+		bad(p, "no Send \"go\" after \"before\"");
+	p->only_send = strcmp(p->name, "local-cqof") ? "" : "ov";
+	if (!strcmp(p->name, "local-rcqof")) {
+		send_fpdu(p, u, untagged(u, KIWI_OP_SEND, 0, KIWI_QN_SEND,
+					 p->msn_send++, "one", 3));
+		send_fpdu(p, u, untagged(u, KIWI_OP_SEND, 0, KIWI_QN_SEND,
+					 p->msn_send++, "two", 3));
+	}
+	collect(p, UNTIL_CLOSE, NULL, NULL);
+}
+
 struct evil_case {
 	const char *name;
 	void (*mpa)(struct peer *p, u8 *buf, size_t *len);
@@ -1021,6 +1052,11 @@ static const struct evil_case cases[] = {
 	RDMA("sendinv-badstag", c_sendinv_badstag, "Send with SE and Invalidate of no STag"),
 	RDMA("readresp-unsolicited", c_readresp_unsolicited, "Read Response with no Read"),
 	RDMA("peer-terminate", c_peer_terminate, "a Terminate from us"),
+	RDMA("local-lkey", c_local, "the server posts a Send with a bad lkey"),
+	RDMA("local-bind", c_local, "the server's window bind is refused"),
+	RDMA("local-sqe", c_local, "the server moves its QP to SQE"),
+	RDMA("local-cqof", c_local, "the server's CQ overflows"),
+	RDMA("local-rcqof", c_local, "our Sends overflow the server's CQ"),
 };
 
 /* ---- main ---- */

@@ -315,7 +315,9 @@ int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 u8 kiwi_wc_opcode(u8 wr_opcode);
 void kiwi_qp_async_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_terminated(struct kiwi_qp *qp, u32 code);
+bool kiwi_qp_terminate(struct kiwi_qp *qp, const struct kiwi_term *t);
 void kiwi_qp_error(struct kiwi_qp *qp);
+void kiwi_qp_cq_error(struct kiwi_qp *qp);
 void kiwi_iw_add_ref(struct ib_qp *ibqp);
 void kiwi_iw_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);

@@ -114,6 +114,8 @@ struct kiwi_irq_entry {
  * @term_buf: its RDMAP header (built by the receive engine)
  * @term_len: its length
  * @term_pending: @term_buf waits to be sent, or is being sent
+ * @term_claimed: nonzero once this connection has its one Terminate, sent
+ *	or received (kiwi_qp_terminate())
  * @stopped: the engine sends nothing more (error or close)
  * @sq_failed: a send queue entry completed in error: the engine takes no
  *	more entries (they are flushed when the QP fails), but still sends
@@ -153,6 +155,7 @@ struct kiwi_tx {
 		    KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN];
 	unsigned int term_len;
 	bool term_pending;
+	atomic_t term_claimed;
 	bool stopped;
 	bool sq_failed;
 	u32 zc_waiting;

@@ -360,13 +360,78 @@ void kiwi_qp_terminated(struct kiwi_qp *qp, u32 code)
 						       IB_EVENT_QP_FATAL);
 }
 
-/* Fail a connected QP from an engine. Context: any; takes no lock. */
-void kiwi_qp_error(struct kiwi_qp *qp)
+/**
+ * kiwi_qp_terminate() - send a Terminate to the peer, then close
+ * @qp: the QP
+ * @t: the Terminate: its code, and the headers its M, D and R bits echo
+ *
+ * The transmit engine sends the Terminate in place of the next message,
+ * so the stream stops at an FPDU boundary, and nothing after it (RDMAC
+ * verbs 6.4, R-TRM-6); the connection then closes with a FIN and the QP
+ * enters ERR. A connection sends at most one Terminate, and none once the
+ * peer's arrived (V-ST-R9), its stream failed or it is not connected.
+ * The caller raises the async event, if one is due.
+ *
+ * Context: any, softirq and spinlocks included; takes no lock.
+ * Return: true when this call queued the Terminate.
+ */
+bool kiwi_qp_terminate(struct kiwi_qp *qp, const struct kiwi_term *t)
 {
 	struct kiwi_cep *cep = READ_ONCE(qp->cep);
+	struct kiwi_tx *tx = qp->tx;
 
-	if (cep)
+	if (!cep || !tx || READ_ONCE(tx->stopped) ||
+	    atomic_xchg(&tx->term_claimed, 1))
+		return false;
+	tx->term_len = kiwi_term_build(tx->term_buf, t);
+	/* The loop that sees term_pending reads the buffer written above. */
+	smp_store_release(&tx->term_pending, true);
+	kiwi_tx_kick(qp);
+	kiwi_cm_terminated(cep);
+	return true;
+}
+
+/*
+ * A local error ends a connected QP: terminate with @code, header bits
+ * zero (V-TERM-5, V-TERM-7), raising IB_EVENT_QP_FATAL when @event; a
+ * stream that no longer works is reset instead (V-LLP-10).
+ */
+static void kiwi_qp_local_term(struct kiwi_qp *qp, u32 code, bool event)
+{
+	const struct kiwi_term t = { .code = code };
+	struct kiwi_cep *cep = READ_ONCE(qp->cep);
+
+	if (!cep)
+		return;
+	if (!kiwi_qp_terminate(qp, &t)) {
 		kiwi_cm_close(cep, true);
+		return;
+	}
+	ibdev_info_ratelimited(&qp->kdev->ibdev,
+			       "QP %u: local error, sending Terminate %08x\n",
+			       qp->base_qp.qp_num, code);
+	if (event)
+		kiwi_qp_async_event(qp, IB_EVENT_QP_FATAL);
+}
+
+/*
+ * A local error failed a work request of a connected QP, and its
+ * completion says so: Local Catastrophic Error (V-CS-3), and no async
+ * event (V-ST-T7). Context: any; takes no lock.
+ */
+void kiwi_qp_error(struct kiwi_qp *qp)
+{
+	kiwi_qp_local_term(qp, KIWI_TC_RDMAP_LOCAL_CATA, false);
+}
+
+/*
+ * A completion of a connected QP was lost to its full CQ (which reported
+ * IB_EVENT_CQ_ERR): the QP stops, RDMAC verbs Fig. 24 "CQ/SQ Error" and
+ * "CQ/RQ Error" (V-ERR-7). Context: any; takes no lock of the QP.
+ */
+void kiwi_qp_cq_error(struct kiwi_qp *qp)
+{
+	kiwi_qp_local_term(qp, KIWI_TC_RDMAP_CATA_STREAM, true);
 }
 
 /* Ask the connection, if any, to close. Context: qp->state_lock held. */
@@ -374,6 +439,21 @@ static void kiwi_qp_close_conn(struct kiwi_qp *qp, bool abrupt)
 {
 	if (qp->cep)
 		kiwi_cm_close(qp->cep, abrupt);
+}
+
+/*
+ * The consumer's Terminate (Modify RTS -> SQE): Local Catastrophic Error,
+ * and no async event (V-ST-T7). The transmit engine never takes the
+ * state lock, so waiting for it here is safe. Context: qp->state_lock held.
+ */
+static void kiwi_qp_close_term(struct kiwi_qp *qp)
+{
+	const struct kiwi_term t = { .code = KIWI_TC_RDMAP_LOCAL_CATA };
+
+	if (kiwi_qp_terminate(qp, &t))
+		flush_work(&qp->tx->work);
+	else
+		kiwi_qp_close_conn(qp, true);
 }
 
 /*
@@ -393,6 +473,8 @@ static bool kiwi_qp_transition_ok(enum ib_qp_state cur, enum ib_qp_state new)
 		return cur == IB_QPS_INIT || cur == IB_QPS_RTR;
 	case IB_QPS_SQD:
 		return cur == IB_QPS_RTS || cur == IB_QPS_SQD;
+	case IB_QPS_SQE:
+		return cur == IB_QPS_RTS;
 	case IB_QPS_ERR:
 		return true;
 	default:
@@ -454,7 +536,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	 * when the peer closed first and the QP has failed already: that
 	 * close request succeeds and changes nothing.
 	 */
-	if (cur == IB_QPS_ERR && new == IB_QPS_SQD)
+	if ((cur == IB_QPS_ERR || cur == IB_QPS_SQE) && new == IB_QPS_SQD)
 		new = cur;
 	if (new != cur && !kiwi_qp_transition_ok(cur, new)) {
 		ret = -EINVAL;
@@ -475,8 +557,14 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->ird = attr->max_dest_rd_atomic;
 
 	kiwi_qp_set_state(qp, new);
-	/* A connected QP closes: gracefully from SQD, by reset from ERR. */
-	if (new != cur && (new == IB_QPS_SQD || new == IB_QPS_ERR))
+	/*
+	 * A connected QP closes: gracefully from SQD, by reset from ERR, and
+	 * from SQE with a Terminate, sent before this call returns (V-ST-R6,
+	 * V-LLP-8); the connection manager then moves the QP on to ERR.
+	 */
+	if (new != cur && new == IB_QPS_SQE)
+		kiwi_qp_close_term(qp);
+	else if (new != cur && (new == IB_QPS_SQD || new == IB_QPS_ERR))
 		kiwi_qp_close_conn(qp, new == IB_QPS_ERR);
 out:
 	mutex_unlock(&qp->state_lock);

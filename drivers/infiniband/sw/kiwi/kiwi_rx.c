@@ -77,13 +77,12 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 	}
 	if (t.r)
 		t.rdmap_hdr = rx->hdr + KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN;
-	qp->tx->term_len = kiwi_term_build(qp->tx->term_buf, &t);
-	qp->tx->term_pending = true;
-	kiwi_qp_terminated(qp, tc);
-	kiwi_tx_kick(qp);
-	if (qp->cep)
-		kiwi_cm_terminated(qp->cep);
+	/* Not when the QP is terminating already: it heard of that. */
+	if (kiwi_qp_terminate(qp, &t))
+		kiwi_qp_terminated(qp, tc);
 }
+
+static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status);
 
 /*
  * Take the next receive WQE for a new Send message, from the QP's receive
@@ -131,8 +130,14 @@ static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 		rx->rqe_mem[i] = kiwi_mem_get(qp->kdev, sge->lkey);
 		if (!rx->rqe_mem[i] ||
 		    kiwi_mem_check(rx->rqe_mem[i], pd,
-				   IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length))
+				   IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length)) {
+			/*
+			 * The consumer's fault (V-ACC-5, V-PROT-4): the
+			 * receive completes in error, not as flushed.
+			 */
+			kiwi_rx_complete_rqe(qp, IB_WC_LOC_PROT_ERR);
 			return KIWI_TC_DDP_LOCAL_CATA;
+		}
 	}
 	rx->rqe_len = min_t(u64, len, U32_MAX);
 	return 0;
@@ -155,7 +160,7 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 	if (rx->ddp.opcode == KIWI_OP_SEND_SE ||
 	    rx->ddp.opcode == KIWI_OP_SEND_SE_INV)
 		cqe.flags |= KIWI_CQE_SOLICITED;
-	if (rx->ddp.inv_stag) {
+	if (rx->ddp.inv_stag && status == IB_WC_SUCCESS) {
 		cqe.flags |= KIWI_CQE_INVALIDATED;
 		cqe.inval_stag = rx->ddp.inv_stag;
 	}
@@ -169,7 +174,8 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 		qp->rq.head++;
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
-	kiwi_cq_add(qp->rcq, &cqe);
+	if (kiwi_cq_add(qp->rcq, &cqe))
+		kiwi_qp_cq_error(qp);
 }
 
 /* Validate a new segment against connection state. Return: 0 or a tc. */
@@ -438,6 +444,8 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 		struct kiwi_term t;
 
 		rx->msn[KIWI_QN_TERMINATE]++;
+		/* A Terminate is never answered with one (V-ST-R9). */
+		atomic_set(&qp->tx->term_claimed, 1);
 		if (!kiwi_term_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
 				     KIWI_UNTAGGED_HDR_LEN,
 				     rx->ulpdu_len - KIWI_UNTAGGED_HDR_LEN, &t)) {

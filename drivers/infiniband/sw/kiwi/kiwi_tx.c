@@ -671,6 +671,7 @@ void kiwi_sq_complete(struct kiwi_qp *qp)
 {
 	struct kiwi_cqe cqe = { .qp_num = qp->base_qp.qp_num };
 	unsigned long flags;
+	bool lost = false;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	while (qp->sq.head != qp->tx->next) {
@@ -693,10 +694,12 @@ void kiwi_sq_complete(struct kiwi_qp *qp)
 			cqe.opcode = kiwi_wc_opcode(slot->opcode);
 			cqe.status = slot->status;
 			cqe.bytes = slot->bytes;
-			kiwi_cq_add(qp->scq, &cqe);
+			lost |= kiwi_cq_add(qp->scq, &cqe) != 0;
 		}
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (lost)
+		kiwi_qp_cq_error(qp);
 }
 
 /*
@@ -910,7 +913,10 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 			ret = kiwi_tx_reg_mr(qp, c);
 		kiwi_tx_put_cur(tx);
 		kiwi_tx_slot_done(qp, ret ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS);
-		return ret ? -EINVAL : 0;
+		/* A refused one terminates the QP, the loop stops (V-AMB-7). */
+		if (ret)
+			kiwi_qp_error(qp);
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -1264,6 +1270,7 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 	tx->irq_head = 0;
 	tx->irq_tail = 0;
 	tx->term_pending = false;
+	atomic_set(&tx->term_claimed, 0);
 	tx->resp_active = false;
 	tx->carry_len = 0;
 	tx->zc_waiting = 0;

@@ -112,6 +112,42 @@ static int count_lines(const char *dev)
 	return lines;
 }
 
+/*
+ * V-AMB-13: an S-RQ and a memory window (bound or not) hold their PD as
+ * an MR does: dealloc_pd fails with EBUSY while one exists, works after.
+ */
+static void pd_holders(struct ibv_context *ctx)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_srq *srq;
+	struct ibv_mw *mw;
+
+	check(pd != NULL, "alloc a PD for an S-RQ and a window");
+	if (!pd)
+		return;
+	errno = 0;
+	srq = ibv_create_srq(pd, &sa);
+	check(srq != NULL, "create an S-RQ in it (%s)",
+	      srq ? "created" : strerror(errno));
+	if (srq) {
+		check(ibv_dealloc_pd(pd) == EBUSY,
+		      "V-AMB-13 dealloc_pd while an S-RQ uses it refused with EBUSY");
+		check(!ibv_destroy_srq(srq), "destroy the S-RQ");
+	}
+	errno = 0;
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	check(mw != NULL, "alloc a type 2 window in it (%s)",
+	      mw ? "allocated" : strerror(errno));
+	if (mw) {
+		check(ibv_dealloc_pd(pd) == EBUSY,
+		      "V-AMB-13 dealloc_pd while a memory window uses it refused with EBUSY");
+		check(!ibv_dealloc_mw(mw), "dealloc the window");
+	}
+	check(!ibv_dealloc_pd(pd),
+	      "V-AMB-13 dealloc_pd once its S-RQ and window are gone");
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr attr;
@@ -318,6 +354,7 @@ int main(int argc, char **argv)
 
 	free(buf);
 	check(!ibv_dealloc_pd(pd), "dealloc PD");
+	pd_holders(ctx);
 	check(!ibv_close_device(ctx), "close device");
 out:
 	printf("1..%d\n", n);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi_mw: memory windows, type 1 and type 2, between two hosts.
+ * kiwi_mw: memory windows, type 1 and type 2, between two hosts, and the
+ * protection rules around them and MRs: local rights and window STags in
+ * SGEs, invalidation through another QP, Bind and Invalidate ordering in
+ * one post, two MRs over one buffer, unused WR modifiers, zero SGEs.
  *
  *   kiwi_mw server ADDR PORT	(owns the memory and binds the windows)
  *   kiwi_mw client ADDR PORT	(RDMA Writes and Reads through them)
@@ -449,6 +452,29 @@ static int qp_state(struct conn *c, int want)
 	return attr.qp_state;
 }
 
+/*
+ * The first async event on @c's QP within about @ms ms, or -1; events of
+ * other objects are skipped.
+ */
+static int qp_async(struct conn *c, int ms)
+{
+	struct ibv_context *ctx = c->id->verbs;
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	double end = now() + ms / 1000.0;
+	int got = -1;
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (got < 0 && now() < end) {
+		if (poll(&p, 1, 100) != 1 || ibv_get_async_event(ctx, &ev))
+			continue;
+		if (ev.element.qp == c->id->qp)
+			got = ev.event_type;
+		ibv_ack_async_event(&ev);
+	}
+	return got;
+}
+
 #define RW (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 #define MR_ALL (IBV_ACCESS_LOCAL_WRITE | RW | IBV_ACCESS_MW_BIND)
 
@@ -790,6 +816,7 @@ static void srv_refuse(struct conn *c, int k)
 				   IBV_MW_TYPE_2);
 	uint64_t base = (uintptr_t)sbuf;
 	enum ibv_wc_status st;
+	int ev;
 
 	switch (k) {
 	case REF_BEYOND:
@@ -817,11 +844,564 @@ static void srv_refuse(struct conn *c, int k)
 	}
 	check(st == IBV_WC_MW_BIND_ERR, "%s: IBV_WC_MW_BIND_ERR (%s)",
 	      what[k], ibv_wc_status_str(st));
-	/* The QP goes through Terminate to Error after the completion. */
+	/*
+	 * The QP goes through Terminate to Error after the completion (the
+	 * client checks the Terminate, V-AMB-7), with no async event: the
+	 * error was reported in the completion (V-ST-T7).
+	 */
 	check(qp_state(c, IBV_QPS_ERR) == IBV_QPS_ERR, "%s: the QP goes to ERR",
 	      what[k]);
+	ev = qp_async(c, 2000);
+	check(ev == -1, "V-ST-T7: %s: no async event on the QP (%s)",
+	      what[k], ev == -1 ? "none" : ibv_event_type_str(ev));
 	check(ibv_dealloc_mw(mw) == 0 && ibv_dereg_mr(mr) == 0,
 	      "%s: dealloc and dereg afterwards", what[k]);
+}
+
+/*
+ * ---- Memory-protection semantics around windows and MRs ----
+ *
+ * Cases E to I. A case that needs the server's next receive to be one of
+ * its own first has the client use up the message receives (fill_recvs,
+ * take_recvs); the server then posts what it needs.
+ */
+
+/* Client: RDMA Write of 64 bytes of pattern @seed to (@raddr, @rkey). */
+static enum ibv_wc_status write64(struct conn *c, unsigned int seed,
+				  uint64_t raddr, uint32_t rkey)
+{
+	fill(lbuf, 64, seed, 0);
+	return rdma(c, IBV_WR_RDMA_WRITE, 64, raddr, rkey);
+}
+
+/* Client: NRECV messages, one for each of the server's message receives. */
+static void fill_recvs(struct conn *c)
+{
+	for (int i = 0; i < NRECV; i++)
+		send_msg(c, 90, 0, 0, 0);
+}
+
+/* Server: complete its message receives without posting them again. */
+static void take_recvs(struct conn *c)
+{
+	for (int i = 0; i < NRECV; i++) {
+		struct ibv_wc wc = next_wc(c, 1);
+
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id >= NRECV ||
+		    c->rx[wc.wr_id].op != 90) {
+			printf("FAIL: using up the receives: %s\n",
+			       ibv_wc_status_str(wc.status));
+			exit(1);
+		}
+	}
+}
+
+static void post_recv_sgl(struct conn *c, uint64_t id, struct ibv_sge *sge,
+			  int num_sge)
+{
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = sge,
+				  .num_sge = num_sge }, *bad;
+
+	if (ibv_post_recv(c->id->qp, &wr, &bad))
+		die("ibv_post_recv");
+}
+
+/*
+ * Server: tell the client to Send (message 1), and return the completion
+ * of receive @id, which that Send takes. The receive may fail the QP
+ * before our own Send's completion is reaped: take the two in any order.
+ */
+static struct ibv_wc go_and_recv(struct conn *c, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)&c->tx, sizeof(c->tx),
+			       c->txmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 100, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc, rwc = { .wr_id = 0 };
+	double end = now() + 60;
+	int sent = 0;
+
+	c->tx = (struct msg){ .op = 1 };
+	if (ibv_post_send(c->id->qp, &wr, &bad))
+		die("ibv_post_send");
+	while (!sent || rwc.wr_id != id) {
+		int n = ibv_poll_cq(c->cq, 1, &wc);
+
+		if (n < 0)
+			die("ibv_poll_cq");
+		if (!n && now() > end) {
+			printf("FAIL: no completion in 60 s\n");
+			exit(1);
+		}
+		if (n && wc.wr_id == 100)
+			sent = 1;
+		else if (n && wc.wr_id == id)
+			rwc = wc;
+		else if (n && !(wc.wr_id < NRECV &&
+				wc.status == IBV_WC_WR_FLUSH_ERR)) {
+			printf("FAIL: unexpected completion %llu: %s\n",
+			       (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+			exit(1);
+		}
+	}
+	return rwc;
+}
+
+/* Client: once the connection is down, did a receive of @c complete? */
+static int no_recv_landed(struct conn *c)
+{
+	struct ibv_wc wc;
+	int got = c->nstash;
+
+	wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL, c);
+	while (ibv_poll_cq(c->cq, 1, &wc) == 1)
+		if (wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV)
+			got++;
+	return !got;
+}
+
+/*
+ * Case E: an SGE the local rights do not allow (V-ACC-5), or an SGE
+ * naming a window (V-PROT-4, a window has remote rights only): a
+ * Completion Error on the server's side that places and sends nothing.
+ */
+enum { LKEY_NO_LW, LKEY_MW_RECV, LKEY_MW_SEND, LKEY_MW_WRITE, LKEY_NUM };
+
+#define CBUF 32768		/* the client's exposed part of lbuf */
+
+static void srv_bad_lkey(struct conn *c, int k)
+{
+	static const char *const what[LKEY_NUM] = {
+		"V-ACC-5: a receive into an MR without local write",
+		"V-PROT-4: a window's STag as the lkey of a receive",
+		"V-PROT-4: a window's STag as the lkey of a Send",
+		"V-PROT-4: a window's STag as the lkey of an RDMA Write source",
+	};
+	struct ibv_mr *mr = sreg(k == LKEY_NO_LW ? IBV_ACCESS_REMOTE_READ :
+				 MR_ALL);
+	struct ibv_mw *mw2 = salloc(IBV_MW_TYPE_2);
+	struct ibv_sge sge = { (uintptr_t)sbuf + R2, 256, mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	enum ibv_wc_status st;
+
+	if (k != LKEY_NO_LW) {
+		check(bind2(c, mw2, mr, (uintptr_t)sbuf + R2, R2LEN, RW) ==
+		      IBV_WC_SUCCESS, "%s: window bound over the SGE", what[k]);
+		sge.lkey = mw2->rkey;
+	}
+	if (k == LKEY_NO_LW || k == LKEY_MW_RECV) {
+		struct ibv_wc wc;
+
+		take_recvs(c);
+		post_recv_sgl(c, 50, &sge, 1);
+		wc = go_and_recv(c, 50);
+		st = wc.status;
+	} else {
+		if (k == LKEY_MW_WRITE) {
+			struct msg m = recv_msg(c, 1);
+
+			wr.opcode = IBV_WR_RDMA_WRITE;
+			wr.wr.rdma.remote_addr = m.addr;
+			wr.wr.rdma.rkey = m.rkey;
+		}
+		st = post_wait(c, &wr, NULL);
+	}
+	check(st == IBV_WC_LOC_PROT_ERR, "%s: IBV_WC_LOC_PROT_ERR (%s)",
+	      what[k], ibv_wc_status_str(st));
+	check(qp_state(c, IBV_QPS_ERR) == IBV_QPS_ERR, "%s: the QP goes to ERR",
+	      what[k]);
+	check(same(sbuf, BUF, 0, 0), "%s: nothing placed in the server's memory",
+	      what[k]);
+	check(ibv_dealloc_mw(mw2) == 0 && ibv_dereg_mr(mr) == 0,
+	      "%s: dealloc and dereg afterwards", what[k]);
+}
+
+static void cli_bad_lkey(struct conn *c, int k)
+{
+	struct ibv_mr *cmr = NULL;
+
+	if (k == LKEY_NO_LW || k == LKEY_MW_RECV) {
+		struct ibv_sge sge = { (uintptr_t)lbuf, 256, lmr->lkey };
+		struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND };
+		enum ibv_wc_status st;
+
+		fill_recvs(c);
+		recv_msg(c, 1);
+		fill(lbuf, 256, 20, 0);
+		/* Sent, then refused at the server; not asserted here. */
+		st = post_wait(c, &wr, NULL);
+		printf("the Send into the refused receive: %s\n",
+		       ibv_wc_status_str(st));
+	} else if (k == LKEY_MW_WRITE) {
+		fill(lbuf + CBUF, 4096, 0, 0);
+		cmr = ibv_reg_mr(pd, lbuf + CBUF, 4096,
+				 IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_WRITE);
+		if (!cmr)
+			die("ibv_reg_mr");
+		send_msg(c, 1, (uintptr_t)lbuf + CBUF, cmr->rkey, 0);
+	}
+	if (k == LKEY_MW_SEND)
+		check(no_recv_landed(c),
+		      "V-PROT-4: the Send from a window STag delivered no message");
+	else
+		wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL, c);
+	if (cmr) {
+		check(same(lbuf + CBUF, 4096, 0, 0),
+		      "V-PROT-4: the Write from a window STag placed nothing at the client");
+		ibv_dereg_mr(cmr);
+	}
+}
+
+/*
+ * Case F (V-INV-3, V-AMB-9): a type 2 window bound through QP a of the PD
+ * cannot be invalidated through QP b of the same PD, neither by b's Local
+ * Invalidate nor by the peer's Send with Invalidate arriving on b; it
+ * stays bound and a's peer still writes through it. Each refusal fails b,
+ * so the second uses a new connection b.
+ */
+static void srv_inv_other(void)
+{
+	struct ibv_mr *mr = sreg(MR_ALL);
+	struct ibv_mw *mw2 = salloc(IBV_MW_TYPE_2);
+	struct conn *a = accept_one(NULL), *b = accept_one(NULL);
+	enum ibv_wc_status st;
+
+	check(bind2(a, mw2, mr, (uintptr_t)sbuf + R2, R2LEN, RW) ==
+	      IBV_WC_SUCCESS, "type 2 window bound through QP a");
+	st = local_inv(b, mw2->rkey);
+	check(st == IBV_WC_MW_BIND_ERR,
+	      "V-INV-3: Local Invalidate through QP b of a window bound through QP a: IBV_WC_MW_BIND_ERR (%s)",
+	      ibv_wc_status_str(st));
+	check(qp_state(b, IBV_QPS_ERR) == IBV_QPS_ERR,
+	      "V-INV-3: QP b goes to ERR after its refused Local Invalidate");
+	send_msg(a, 1, (uintptr_t)sbuf + R2, mw2->rkey, 0);
+	recv_msg(a, 2);
+	check(same(sbuf + R2, 64, 30, 0),
+	      "V-INV-3: the window stayed bound: a Write through QP a landed after QP b's Local Invalidate");
+	finish(b);
+
+	b = accept_one(NULL);
+	send_msg(a, 3, 0, 0, 0);
+	check(qp_event(b) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-AMB-9: a peer's Send with Invalidate on QP b of a window bound through QP a: IBV_EVENT_QP_ACCESS_ERR on b");
+	send_msg(a, 4, 0, 0, 0);
+	recv_msg(a, 5);
+	check(same(sbuf + R2 + 64, 64, 31, 0) &&
+	      same(sbuf + R2 + 128, 64, 0, R2 + 128),
+	      "V-AMB-9: the window stayed bound: a Write through QP a landed after the refused Send with Invalidate");
+	check(local_inv(a, mw2->rkey) == IBV_WC_SUCCESS,
+	      "V-INV-3: QP a, which bound the window, invalidates it");
+	check(ibv_dealloc_mw(mw2) == 0 && ibv_dereg_mr(mr) == 0,
+	      "dealloc and dereg after the invalidation tests");
+	send_msg(a, 6, 0, 0, 0);
+	finish(b);
+	finish(a);
+}
+
+static void cli_inv_other(const char *addr, const char *port)
+{
+	struct conn *a = connect_one(addr, port), *b = connect_one(addr, port);
+	struct msg m = recv_msg(a, 1);
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV };
+	enum ibv_wc_status st;
+
+	check(write64(a, 30, m.addr, m.rkey) == IBV_WC_SUCCESS,
+	      "Write through the window on QP a after QP b's Local Invalidate");
+	send_msg(a, 2, 0, 0, 0);
+	finish(b);
+
+	b = connect_one(addr, port);
+	recv_msg(a, 3);
+	sge = (struct ibv_sge){ (uintptr_t)&b->tx, sizeof(b->tx),
+				b->txmr->lkey };
+	b->tx.op = 7;
+	wr.invalidate_rkey = m.rkey;
+	st = post_wait(b, &wr, NULL);
+	printf("Send with Invalidate on QP b: %s\n", ibv_wc_status_str(st));
+	recv_msg(a, 4);
+	check(write64(a, 31, m.addr + 64, m.rkey) == IBV_WC_SUCCESS,
+	      "Write through the window on QP a after the refused Send with Invalidate");
+	send_msg(a, 5, 0, 0, 0);
+	recv_msg(a, 6);
+	finish(b);
+	finish(a);
+}
+
+/* Post the list @wr (each signaled); their completion statuses in order. */
+static int post_list(struct conn *c, struct ibv_send_wr *wr, int num,
+		     enum ibv_wc_status *st, enum ibv_wc_opcode *op)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	for (int i = 0; i < num; i++) {
+		wr[i].wr_id = 400 + i;
+		wr[i].send_flags |= IBV_SEND_SIGNALED;
+		wr[i].next = i + 1 < num ? &wr[i + 1] : NULL;
+	}
+	ret = ibv_post_send(c->id->qp, wr, &bad);
+	if (ret)
+		return ret;
+	for (int i = 0; i < num; i++) {
+		struct ibv_wc wc = next_wc(c, 0);
+
+		if (wc.wr_id != 400u + i)
+			return -1;
+		st[i] = wc.status;
+		op[i] = wc.opcode;
+	}
+	return 0;
+}
+
+static void bind_wr(struct ibv_send_wr *wr, struct ibv_mw *mw, uint32_t key,
+		    struct ibv_mr *mr)
+{
+	*wr = (struct ibv_send_wr){ .opcode = IBV_WR_BIND_MW };
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = key;
+	wr->bind_mw.bind_info = (struct ibv_mw_bind_info){
+		mr, (uintptr_t)sbuf + R2, R2LEN, RW };
+}
+
+static void inv_wr(struct ibv_send_wr *wr, uint32_t key)
+{
+	*wr = (struct ibv_send_wr){ .opcode = IBV_WR_LOCAL_INV,
+				    .invalidate_rkey = key };
+}
+
+/* A Send of message @op carrying @rkey, for a post list. */
+static void msg_wr(struct conn *c, struct ibv_send_wr *wr,
+		   struct ibv_sge *sge, uint32_t op, uint32_t rkey)
+{
+	c->tx = (struct msg){ op, rkey, 0, 0, (uintptr_t)sbuf + R2 };
+	*sge = (struct ibv_sge){ (uintptr_t)&c->tx, sizeof(c->tx),
+				 c->txmr->lkey };
+	*wr = (struct ibv_send_wr){ .sg_list = sge, .num_sge = 1,
+				    .opcode = IBV_WR_SEND };
+}
+
+/*
+ * Case G (V-FEN-1, V-INV-12): a Bind or a Local Invalidate takes effect
+ * before the WRs posted behind it in the same ibv_post_send() list. Each
+ * list's outcome depends on that: a Local Invalidate of the key a Bind
+ * just gave, a Bind of a type 2 window just invalidated (a bound one
+ * cannot be bound), and a Send whose receiver then uses the key.
+ */
+static void srv_same_post(struct conn *c)
+{
+	struct ibv_mr *mr = sreg(MR_ALL);
+	struct ibv_mw *mw2 = salloc(IBV_MW_TYPE_2);
+	uint32_t k1 = ibv_inc_rkey(mw2->rkey), k2 = ibv_inc_rkey(k1);
+	uint32_t k3 = ibv_inc_rkey(k2);
+	enum ibv_wc_status st[3] = { IBV_WC_GENERAL_ERR, IBV_WC_GENERAL_ERR,
+				     IBV_WC_GENERAL_ERR };
+	enum ibv_wc_opcode op[3] = { 0 };
+	struct ibv_send_wr wr[3];
+	struct ibv_sge sge;
+	int ret;
+
+	bind_wr(&wr[0], mw2, k1, mr);
+	inv_wr(&wr[1], k1);
+	ret = post_list(c, wr, 2, st, op);
+	check(!ret && st[0] == IBV_WC_SUCCESS &&
+	      op[0] == IBV_WC_BIND_MW && st[1] == IBV_WC_SUCCESS &&
+	      op[1] == IBV_WC_LOCAL_INV,
+	      "V-FEN-1: a Bind and a Local Invalidate of its new key in one post both succeed (%s, %s)",
+	      ibv_wc_status_str(st[0]), ibv_wc_status_str(st[1]));
+
+	bind_wr(&wr[0], mw2, k2, mr);
+	msg_wr(c, &wr[1], &sge, 1, k2);
+	ret = post_list(c, wr, 2, st, op);
+	check(!ret && st[0] == IBV_WC_SUCCESS &&
+	      st[1] == IBV_WC_SUCCESS,
+	      "V-FEN-1: a Bind and a Send carrying its new key in one post");
+	recv_msg(c, 2);
+	check(same(sbuf + R2, 64, 40, 0),
+	      "V-FEN-1: the peer's Write with the key from the Send behind the Bind landed");
+
+	inv_wr(&wr[0], k2);
+	bind_wr(&wr[1], mw2, k3, mr);
+	msg_wr(c, &wr[2], &sge, 3, k3);
+	ret = post_list(c, wr, 3, st, op);
+	check(!ret && st[0] == IBV_WC_SUCCESS &&
+	      st[1] == IBV_WC_SUCCESS && op[1] == IBV_WC_BIND_MW &&
+	      st[2] == IBV_WC_SUCCESS,
+	      "V-INV-12: a Local Invalidate takes effect before the Bind of the same type 2 window behind it (%s, %s)",
+	      ibv_wc_status_str(st[0]), ibv_wc_status_str(st[1]));
+	recv_msg(c, 4);
+	check(same(sbuf + R2 + 64, 64, 41, 0),
+	      "V-INV-12: the peer's Write with the key of that Bind landed");
+
+	inv_wr(&wr[0], k3);
+	msg_wr(c, &wr[1], &sge, 5, k3);
+	ret = post_list(c, wr, 2, st, op);
+	check(!ret && st[0] == IBV_WC_SUCCESS &&
+	      st[1] == IBV_WC_SUCCESS,
+	      "V-INV-12: a Local Invalidate and a Send naming its key in one post");
+	check(qp_event(c) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-INV-12: the peer's Write with the key invalidated ahead of the Send: IBV_EVENT_QP_ACCESS_ERR");
+	check(same(sbuf + R2 + 128, 64, 0, R2 + 128) &&
+	      same(sbuf + R2 + 64, 64, 41, 0),
+	      "V-INV-12: the Write with the invalidated key placed nothing");
+	check(ibv_dealloc_mw(mw2) == 0 && ibv_dereg_mr(mr) == 0,
+	      "dealloc and dereg after the same-post tests");
+}
+
+static void cli_same_post(struct conn *c)
+{
+	struct msg m = recv_msg(c, 1);
+
+	check(write64(c, 40, m.addr, m.rkey) == IBV_WC_SUCCESS,
+	      "Write with the key sent behind the Bind");
+	send_msg(c, 2, 0, 0, 0);
+	m = recv_msg(c, 3);
+	check(write64(c, 41, m.addr + 64, m.rkey) == IBV_WC_SUCCESS,
+	      "Write with the key of the Bind behind the Local Invalidate");
+	send_msg(c, 4, 0, 0, 0);
+	m = recv_msg(c, 5);
+	check(write64(c, 42, m.addr + 128, m.rkey) == IBV_WC_SUCCESS,
+	      "Write with the key invalidated ahead of the Send sent");
+	check(qp_event(c) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-INV-12: the invalidated key: the peer's Terminate gives IBV_EVENT_QP_ACCESS_ERR");
+}
+
+/*
+ * Case H (V-DEALLOC-3): two MRs over one buffer; after one is
+ * deregistered the other still takes Writes, and a Write through the
+ * first places nothing and fails the connection.
+ */
+static void srv_two_mrs(struct conn *c)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_mr *mra, *mrb;
+
+	fill(sbuf, BUF, 0, 0);
+	mra = ibv_reg_mr(pd, sbuf, BUF, acc);
+	mrb = ibv_reg_mr(pd, sbuf, BUF, acc);
+	if (!mra || !mrb)
+		die("ibv_reg_mr");
+	send_msg(c, 1, (uintptr_t)sbuf, mra->rkey, mrb->rkey);
+	recv_msg(c, 2);
+	check(same(sbuf, 64, 50, 0) && same(sbuf + 4096, 64, 51, 0),
+	      "V-DEALLOC-3: two MRs over one buffer both take Writes");
+	check(ibv_dereg_mr(mra) == 0, "V-DEALLOC-3: dereg of the first MR");
+	send_msg(c, 3, 0, 0, 0);
+	check(qp_event(c) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-DEALLOC-3: Write through the deregistered MR: IBV_EVENT_QP_ACCESS_ERR");
+	check(same(sbuf + 8192, 64, 52, 0),
+	      "V-DEALLOC-3: the Write through the other MR over the same memory landed");
+	check(same(sbuf + 12288, 64, 0, 12288),
+	      "V-DEALLOC-3: the Write through the deregistered MR placed nothing");
+	check(ibv_dereg_mr(mrb) == 0, "dereg of the second MR");
+}
+
+static void cli_two_mrs(struct conn *c)
+{
+	struct msg m = recv_msg(c, 1);
+
+	check(write64(c, 50, m.addr, m.rkey) == IBV_WC_SUCCESS,
+	      "Write through the first of two MRs over one buffer");
+	check(write64(c, 51, m.addr + 4096, m.rkey2) == IBV_WC_SUCCESS,
+	      "Write through the second");
+	send_msg(c, 2, 0, 0, 0);
+	recv_msg(c, 3);
+	check(write64(c, 52, m.addr + 8192, m.rkey2) == IBV_WC_SUCCESS,
+	      "Write through the MR left, after the other's dereg");
+	check(write64(c, 53, m.addr + 12288, m.rkey) == IBV_WC_SUCCESS,
+	      "Write through the deregistered MR sent");
+	check(qp_event(c) == IBV_EVENT_QP_ACCESS_ERR,
+	      "V-DEALLOC-3: the deregistered MR: the peer's Terminate gives IBV_EVENT_QP_ACCESS_ERR");
+}
+
+/*
+ * Case I: modifiers an opcode does not use change nothing (V-ARCH-7): a
+ * Send with a remote address, rkey and imm_data, an RDMA Write with an
+ * invalidate rkey (the window's own). Zero SGEs (V-AMB-25): a Send into a
+ * receive with no SGE, and an RDMA Write, both of length 0.
+ */
+static void srv_modifiers(struct conn *c)
+{
+	struct ibv_mr *mr = sreg(MR_ALL);
+	struct ibv_mw *mw2 = salloc(IBV_MW_TYPE_2);
+	struct ibv_sge sge = { (uintptr_t)sbuf, 2048, mr->lkey };
+	struct ibv_wc wc;
+
+	check(bind2(c, mw2, mr, (uintptr_t)sbuf + R2, R2LEN, RW) ==
+	      IBV_WC_SUCCESS, "type 2 window bound (modifier tests)");
+	take_recvs(c);
+	post_recv_sgl(c, 60, &sge, 1);
+	post_recv_sgl(c, 61, NULL, 0);
+	post_recv(c, 0);
+	post_recv(c, 1);
+	send_msg(c, 1, (uintptr_t)sbuf + R2, mw2->rkey, 0);
+	wc = next_wc(c, 1);
+	check(wc.wr_id == 60 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_RECV && wc.byte_len == 1000 &&
+	      !(wc.wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV)) &&
+	      same(sbuf, 1000, 60, 0) && same(sbuf + 1000, 1048, 0, 1000),
+	      "V-ARCH-7: a Send with a remote address, rkey and imm_data arrives as a plain Send, data checked (%s, %u bytes, flags 0x%x)",
+	      ibv_wc_status_str(wc.status), wc.byte_len, wc.wc_flags);
+	wc = next_wc(c, 1);
+	check(wc.wr_id == 61 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_RECV && wc.byte_len == 0,
+	      "V-AMB-25: a Send with no SGE completes a receive with no SGE, byte_len 0 (%s, %u)",
+	      ibv_wc_status_str(wc.status), wc.byte_len);
+	recv_msg(c, 2);
+	check(same(sbuf + R2 + 192, 1000 - 192, 0, R2 + 192),
+	      "V-ARCH-7: the Send's remote address and rkey were not written to");
+	check(same(sbuf + R2, 64, 61, 0) && same(sbuf + R2 + 128, 64, 62, 0),
+	      "V-ARCH-7: the Write with an invalidate rkey landed and left the window valid");
+	check(same(sbuf + R2 + 64, 64, 0, R2 + 64),
+	      "V-AMB-25: the Write with no SGE placed nothing");
+	check(local_inv(c, mw2->rkey) == IBV_WC_SUCCESS &&
+	      ibv_dealloc_mw(mw2) == 0 && ibv_dereg_mr(mr) == 0,
+	      "invalidate, dealloc and dereg after the modifier tests");
+	send_msg(c, 3, 0, 0, 0);
+}
+
+static void cli_modifiers(struct conn *c)
+{
+	struct ibv_sge sge = { (uintptr_t)lbuf, 1000, lmr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct msg m;
+
+	fill_recvs(c);
+	m = recv_msg(c, 1);
+	fill(lbuf, 1000, 60, 0);
+	wr.wr.rdma.remote_addr = m.addr;
+	wr.wr.rdma.rkey = m.rkey;
+	wr.imm_data = htobe32(0x12345678);
+	check(post_wait(c, &wr, NULL) == IBV_WC_SUCCESS,
+	      "V-ARCH-7: Send with a remote address, rkey and imm_data");
+	wr = (struct ibv_send_wr){ .opcode = IBV_WR_SEND };
+	check(post_wait(c, &wr, NULL) == IBV_WC_SUCCESS,
+	      "V-AMB-25: Send with no SGE");
+	fill(lbuf, 64, 61, 0);
+	sge.length = 64;
+	wr = (struct ibv_send_wr){ .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_WRITE,
+				   .invalidate_rkey = m.rkey };
+	wr.wr.rdma.remote_addr = m.addr;
+	wr.wr.rdma.rkey = m.rkey;
+	check(post_wait(c, &wr, NULL) == IBV_WC_SUCCESS,
+	      "V-ARCH-7: RDMA Write with an invalidate rkey");
+	wr = (struct ibv_send_wr){ .opcode = IBV_WR_RDMA_WRITE };
+	wr.wr.rdma.remote_addr = m.addr + 64;
+	wr.wr.rdma.rkey = m.rkey;
+	check(post_wait(c, &wr, NULL) == IBV_WC_SUCCESS,
+	      "V-AMB-25: RDMA Write with no SGE");
+	check(write64(c, 62, m.addr + 128, m.rkey) == IBV_WC_SUCCESS,
+	      "Write through the window after the one with an invalidate rkey");
+	send_msg(c, 2, 0, 0, 0);
+	recv_msg(c, 3);
 }
 
 static int server(const char *addr, const char *port)
@@ -861,6 +1441,21 @@ static int server(const char *addr, const char *port)
 	b = accept_one(lid);
 	srv_two_qps(a, b);
 	finish(b);
+	finish(a);
+	for (int k = 0; k < LKEY_NUM; k++) {
+		a = accept_one(lid);
+		srv_bad_lkey(a, k);
+		finish(a);
+	}
+	srv_inv_other();
+	a = accept_one(lid);
+	srv_same_post(a);
+	finish(a);
+	a = accept_one(lid);
+	srv_two_mrs(a);
+	finish(a);
+	a = accept_one(lid);
+	srv_modifiers(a);
 	finish(a);
 	for (int k = 0; k < REF_NUM; k++) {
 		a = accept_one(lid);
@@ -906,10 +1501,34 @@ static int client(const char *addr, const char *port)
 	cli_two_qps(a, b);
 	finish(b);
 	finish(a);
+	for (int k = 0; k < LKEY_NUM; k++) {
+		a = connect_one(addr, port);
+		cli_bad_lkey(a, k);
+		finish(a);
+	}
+	cli_inv_other(addr, port);
+	a = connect_one(addr, port);
+	cli_same_post(a);
+	finish(a);
+	a = connect_one(addr, port);
+	cli_two_mrs(a);
+	finish(a);
+	a = connect_one(addr, port);
+	cli_modifiers(a);
+	finish(a);
 	/* Refusals fail the server's QP; then it exits with windows bound. */
 	for (int k = 0; k <= REF_NUM; k++) {
+		int ev;
+
 		a = connect_one(addr, port);
 		wait_event(RDMA_CM_EVENT_DISCONNECTED, NULL, a);
+		/* The server's refused bind or invalidation sent a Terminate. */
+		if (k < REF_NUM) {
+			ev = qp_async(a, 5000);
+			check(ev == IBV_EVENT_QP_FATAL,
+			      "V-AMB-7, V-CS-3: refusal %d: the server's Terminate raised IBV_EVENT_QP_FATAL on our QP (%s)",
+			      k, ev < 0 ? "none" : ibv_event_type_str(ev));
+		}
 		finish(a);
 	}
 	printf("%s\n", failed ? "FAILED" : "done");

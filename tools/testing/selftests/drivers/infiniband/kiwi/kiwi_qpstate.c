@@ -28,7 +28,12 @@
  * waits for it) to check the SQD row and an abort from SQD, and connection
  * 3 is aborted from RTS (RTS -> ERR); both must flush every outstanding WR
  * in order, signalled or not. Connection 4 checks the asynchronous event
- * a Terminate from the peer raises.
+ * a Terminate from the peer raises. With $KIWI_PORT2 too, where a second
+ * server serves one connection, three more connections end in a Terminate
+ * of ours: a Write from an lkey that names no MR (5), Modify RTS -> SQE
+ * (6), and (7) an overflow of a one-entry send CQ, while a connection to
+ * the second server, on CQs of its own, must keep working. The server
+ * reports the first async event of its previous connection's QP.
  *
  * hold: connects, prints "# connected" and waits to be killed, holding a
  * PD, an MR, two CQs, a QP and a connection.
@@ -79,6 +84,7 @@ struct report {
 	uint32_t lastlen;
 	uint32_t w_ok;		/* the Write target holds the pattern */
 	uint32_t state, ord, ird;
+	int32_t prev_async;	/* first async event of the last QP, or -1 */
 	uint8_t last[128];
 };
 
@@ -144,14 +150,15 @@ static int cq_quiet(struct ibv_cq *cq)
  * and ERR -> ERR the one ib_drain_qp() makes: both succeed and change
  * nothing (a deviation from V-ST-2, which refuses Error -> Error).
  * SQD -> SQD is a repeated close request; SQD -> ERR aborts a close
- * (ib_drain_qp again; V-ST-C1 would refuse it). RTS -> SQE is refused:
- * kiwi has no consumer-initiated Terminate (V-ST-R6 is not implemented).
+ * (ib_drain_qp again; V-ST-C1 would refuse it). RTS -> SQE is the
+ * consumer's Terminate (V-ST-R6): it ends the connection, so it is
+ * checked on a connection of its own.
  */
 static const char allowed[7][8] = {
 	[IBV_QPS_RESET] = "yy....y",
 	[IBV_QPS_INIT]	= "yyy...y",
 	[IBV_QPS_RTR]	= "y.y...y",
-	[IBV_QPS_RTS]	= "...yy.y",
+	[IBV_QPS_RTS]	= "...yyyy",
 	[IBV_QPS_SQD]	= "....y.y",
 	[IBV_QPS_ERR]	= "y...y.y",
 };
@@ -430,6 +437,8 @@ static struct rdma_cm_event *expect(enum rdma_cm_event_type want)
 }
 
 /* Create the QP of @id on its own send and receive CQs, in INIT. */
+static int send_cq_size = 64;
+
 static void make_qp(struct rdma_cm_id *id)
 {
 	struct ibv_qp_init_attr ia = {
@@ -449,7 +458,7 @@ static void make_qp(struct rdma_cm_id *id)
 		if (!mr)
 			die("alloc PD, register the buffer");
 	}
-	ia.send_cq = ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
+	ia.send_cq = ibv_create_cq(id->verbs, send_cq_size, NULL, NULL, 0);
 	ia.recv_cq = ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
 	if (!ia.send_cq || !ia.recv_cq || rdma_create_qp(id, pd, &ia))
 		die("create CQs and rdma_create_qp");
@@ -480,9 +489,40 @@ static int post_recv(struct ibv_qp *qp, uint64_t id, void *at, int nsge)
 	return ret;
 }
 
+/* The next asynchronous event within about @ms ms; 0 when one came. */
+static int async_within(struct ibv_context *ctx, struct ibv_async_event *ev,
+			int ms)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	if (poll(&p, 1, ms) != 1 || ibv_get_async_event(ctx, ev))
+		return -1;
+	ibv_ack_async_event(ev);
+	return 0;
+}
+
+static int next_async(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	return async_within(ctx, ev, 5000);
+}
+
+/* The first async event @qp raised, or -1; waits a second for none. */
+static int qp_async(struct ibv_qp *qp)
+{
+	struct ibv_async_event ev;
+	int first = -1;
+
+	while (!async_within(qp->context, &ev, first < 0 ? 1000 : 0))
+		if (first < 0 && ev.element.qp == qp)
+			first = ev.event_type;
+	return first;
+}
+
 /* Server: one connection, until the client ends it. */
 static int serve_one(void)
 {
+	static int prev_async = -1;
 	struct rdma_conn_param cp = { .responder_resources = SERVER_IRD,
 				      .initiator_depth = SERVER_ORD };
 	struct report rep = { 0 };
@@ -535,6 +575,7 @@ static int serve_one(void)
 				rep.state = a.qp_state;
 				rep.ord = a.max_rd_atomic;
 				rep.ird = a.max_dest_rd_atomic;
+				rep.prev_async = prev_async;
 				/* too big to go inline: copy to the MR */
 				memcpy(buf + BUF_SIZE / 2 - sizeof(rep), &rep,
 				       sizeof(rep));
@@ -569,6 +610,9 @@ static int serve_one(void)
 
 		flushed += drain(id->qp->recv_cq, wc, NRECV - flushed);
 	}
+	prev_async = qp_async(id->qp);
+	if (prev_async >= 0)
+		printf("# server: async event %s\n", ibv_event_type_str(prev_async));
 	free_qp(id);
 	rdma_destroy_id(id);
 	printf("# server: connection over, QP state %s, %d receives flushed\n",
@@ -739,11 +783,9 @@ static void conn_main(struct rdma_cm_id *id)
 	      SERVER_ORD, CLIENT_IRD, SERVER_IRD, rep.state, rep.ord, rep.ird);
 
 	/* The RTS row. */
-	for (int to = IBV_QPS_RESET; to <= IBV_QPS_SQE; to++)
-		if (to != IBV_QPS_SQD)
-			transition(qp, IBV_QPS_RTS, to,
-				   to == IBV_QPS_SQE ? "(V-ST-R6 not implemented)" :
-				   to == IBV_QPS_RTS ? "(V-ST-R3)" : "(V-ST-2)");
+	for (int to = IBV_QPS_RESET; to < IBV_QPS_SQD; to++)
+		transition(qp, IBV_QPS_RTS, to,
+			   to == IBV_QPS_RTS ? "(V-ST-R3)" : "(V-ST-2)");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
@@ -979,18 +1021,6 @@ static void conn_abort(struct rdma_cm_id *id)
 	run_cmd("KIWI_UNBLOCK");
 }
 
-/* The next asynchronous event within about 5 s; 0 when one came. */
-static int next_async(struct ibv_context *ctx, struct ibv_async_event *ev)
-{
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-
-	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	if (poll(&p, 1, 5000) != 1 || ibv_get_async_event(ctx, ev))
-		return -1;
-	ibv_ack_async_event(ev);
-	return 0;
-}
-
 /*
  * Connection 4: an RDMA Write to a bad STag; the peer answers with a
  * Terminate, which reaches us as IBV_EVENT_QP_ACCESS_ERR on this QP.
@@ -1020,30 +1050,164 @@ static void conn_access(struct rdma_cm_id *id)
 	      "the Write completed (status %d)", wc.status);
 }
 
+/* After our Terminate: ERR, receives flushed, no async event of ours. */
+static void after_term(struct rdma_cm_id *id, const char *how)
+{
+	struct ibv_async_event ev;
+	struct ibv_wc wc[NRECV];
+	int got, ok, ret;
+
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	check(qp_state(id->qp) == IBV_QPS_ERR, "%s: the QP is then in ERR", how);
+	got = drain(id->qp->recv_cq, wc, NRECV - 1);
+	ok = got == NRECV - 1 && cq_quiet(id->qp->recv_cq);
+	for (int i = 0; ok && i < got; i++)
+		ok = wc[i].status == IBV_WC_WR_FLUSH_ERR;
+	check(ok, "%s: the %d receives flushed (%d)", how, NRECV - 1, got);
+	ret = next_async(id->verbs, &ev);
+	check(ret, "V-ST-T7, V-LLP-10: %s: no async event on our QP (%s)", how,
+	      ret ? "none" : ibv_event_type_str(ev.event_type));
+}
+
+/* What the server's previous QP raised: the Terminate we sent it. */
+static void peer_got_term(struct rdma_cm_id *id, const char *how)
+{
+	struct report rep;
+	int ret = ask(id->qp, &rep);
+
+	check(!ret && rep.prev_async == IBV_EVENT_QP_FATAL,
+	      "%s: our Terminate raised IBV_EVENT_QP_FATAL on the peer's QP (%s)",
+	      how, ret ? "no report" : rep.prev_async < 0 ? "none" :
+	      ibv_event_type_str(rep.prev_async));
+}
+
+/*
+ * Connection 5: a Write from an lkey that names no MR, a Send behind it.
+ * The Write completes with IBV_WC_LOC_PROT_ERR, the Send is flushed, and
+ * the QP terminates without an async event (V-CS-3).
+ */
+static void conn_lkey(struct rdma_cm_id *id)
+{
+	struct ibv_qp *qp = id->qp;
+	struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey ^ 0x80000000 };
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 60, .sg_list = &sge, .num_sge = 1, .next = &wr[1],
+		  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED },
+		{ .wr_id = 61, .opcode = IBV_WR_SEND,
+		  .send_flags = IBV_SEND_SIGNALED },
+	}, *bad;
+	struct ibv_wc wc[2];
+	int ret, got;
+
+	wr[0].wr.rdma.remote_addr = peer.addr + WRITE_OFF;
+	wr[0].wr.rdma.rkey = peer.rkey;
+	ret = ibv_post_send(qp, wr, &bad);
+	got = drain(qp->send_cq, wc, 2);
+	check(!ret && got == 2 && wc[0].wr_id == 60 &&
+	      wc[0].status == IBV_WC_LOC_PROT_ERR &&
+	      wc[0].opcode == IBV_WC_RDMA_WRITE && wc[1].wr_id == 61 &&
+	      wc[1].status == IBV_WC_WR_FLUSH_ERR && cq_quiet(qp->send_cq),
+	      "V-CS-3, V-ST-R8: a Write from a bad lkey: IBV_WC_LOC_PROT_ERR, the Send behind it flushed (%d: %s, %s)",
+	      got, got > 0 ? ibv_wc_status_str(wc[0].status) : "-",
+	      got > 1 ? ibv_wc_status_str(wc[1].status) : "-");
+	after_term(id, "bad lkey");
+}
+
+/* Connection 6: the consumer's Terminate, Modify RTS -> SQE. */
+static void conn_sqe(struct rdma_cm_id *id)
+{
+	struct ibv_qp *qp = id->qp;
+	int ret, st;
+
+	peer_got_term(id, "V-CS-3, V-ERR-1: bad lkey");
+	ret = modify(qp, IBV_QPS_SQE);
+	st = qp_state(qp);
+	/* ERR follows as soon as the connection manager closes. */
+	check(!ret && (st == IBV_QPS_SQE || st == IBV_QPS_ERR),
+	      "V-ST-R6, V-LLP-8: RTS -> SQE succeeds, query_qp reports SQE or already ERR (ret %d, %s)",
+	      ret, st >= 0 ? st_name[st] : "?");
+	after_term(id, "RTS -> SQE");
+}
+
+/*
+ * Connection 7, with one on the second server (@port2) open alongside:
+ * the send CQ of this one has a single entry, and 4 signalled Writes
+ * overflow it. Its QP terminates with IBV_EVENT_QP_FATAL (and the CQ
+ * reports IBV_EVENT_CQ_ERR); the other connection, on other CQs, still
+ * sends and receives (V-ERR-8).
+ */
+static void conn_cq_overflow(const char *addr, const char *port,
+			     const char *port2)
+{
+	struct rdma_cm_id *keep, *id;
+	struct ibv_async_event ev;
+	struct report rep;
+	int ret, qp_fatal = 0, cq_err = 0, other = 0;
+
+	keep = connect_to(addr, port2);
+	send_cq_size = 1;
+	id = connect_to(addr, port);
+	send_cq_size = 64;
+	peer_got_term(id, "V-ST-R6, V-LLP-8: RTS -> SQE");
+	ret = 0;
+	for (int i = 0; i < 4 && !ret; i++)
+		ret = post1(id->qp, 70 + i, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED,
+			    buf, 64, peer.addr + WRITE_OFF);
+	while (!(qp_fatal && cq_err) && !next_async(id->verbs, &ev)) {
+		if (ev.event_type == IBV_EVENT_QP_FATAL && ev.element.qp == id->qp)
+			qp_fatal++;
+		else if (ev.event_type == IBV_EVENT_CQ_ERR &&
+			 ev.element.cq == id->qp->send_cq)
+			cq_err++;
+		else
+			other++;
+	}
+	check(!ret && qp_fatal == 1 && cq_err == 1 && !other,
+	      "V-ERR-7: 4 Writes on a 1-entry send CQ: IBV_EVENT_CQ_ERR on it, IBV_EVENT_QP_FATAL on its QP (%d, %d, %d others)",
+	      cq_err, qp_fatal, other);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	check(qp_state(id->qp) == IBV_QPS_ERR,
+	      "V-ERR-7: the QP of the overflowed CQ goes to ERR");
+	ret = ask(keep->qp, &rep);
+	check(!ret && rep.nmsg == 0 && rep.state == IBV_QPS_RTS,
+	      "V-ERR-8: another QP on other CQs still sends and receives after the overflow (%d)",
+	      ret);
+	free_qp(id);
+	rdma_destroy_id(id);
+	check(!rdma_disconnect(keep), "V-ERR-8: ... and closes gracefully");
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	free_qp(keep);
+	rdma_destroy_id(keep);
+}
+
+/* Connect, run @fn on the connection, and free it. */
+static void one_conn(const char *addr, const char *port,
+		     void (*fn)(struct rdma_cm_id *id))
+{
+	struct rdma_cm_id *id = connect_to(addr, port);
+
+	fn(id);
+	free_qp(id);
+	rdma_destroy_id(id);
+}
+
 static int client(const char *addr, const char *port)
 {
-	struct rdma_cm_id *id;
+	const char *port2 = getenv("KIWI_PORT2");
 
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel");
-	id = connect_to(addr, port);
-	conn_main(id);
-	free_qp(id);
-	rdma_destroy_id(id);
+	one_conn(addr, port, conn_main);
 	if (getenv("KIWI_BLOCK") && getenv("KIWI_UNBLOCK")) {
-		id = connect_to(addr, port);
-		conn_sqd(id);
-		free_qp(id);
-		rdma_destroy_id(id);
-		id = connect_to(addr, port);
-		conn_abort(id);
-		free_qp(id);
-		rdma_destroy_id(id);
-		id = connect_to(addr, port);
-		conn_access(id);
-		free_qp(id);
-		rdma_destroy_id(id);
+		one_conn(addr, port, conn_sqd);
+		one_conn(addr, port, conn_abort);
+		one_conn(addr, port, conn_access);
+	}
+	if (getenv("KIWI_BLOCK") && port2) {
+		one_conn(addr, port, conn_lkey);
+		one_conn(addr, port, conn_sqe);
+		conn_cq_overflow(addr, port, port2);
 	}
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);

@@ -28,6 +28,19 @@
  * rw's first bytes hold "kiwi-write", else "corrupt" (the pattern is then
  * restored for the next connection); rst: TCP resets this namespace sent
  * meanwhile (the kiwi device's socket lives here).
+ *
+ * Cases named local-* fail the server's own QP once established, after a
+ * good Send "before" has completed: local-lkey posts a 64 KiB Send whose
+ * second SGE has an lkey that names no MR, then a good Send; local-bind a type 2 window bind on
+ * an MR without MW_BIND access, then a good Send; local-sqe moves the QP
+ * to SQE (the consumer's Terminate); local-cqof, whose CQ has one entry,
+ * posts 4 signalled Sends "ov" without polling, overflowing the CQ, and
+ * local-rcqof, whose CQ has one entry too, sends an unsignalled "go" and
+ * waits without polling while the peer's Sends overflow it with receive
+ * completions. Their
+ * summary ends with sends=STATUSES, the send completions in order (OK,
+ * FLUSH, or the error's IBV_WC_ name without the prefix), "SQE" for a
+ * modify to SQE that succeeded.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -71,6 +84,8 @@ struct conn {
 	int flushed, recv_ok;
 	long rsts;		/* tcp_out_rsts() when accepted */
 	char async[256];
+	bool local;		/* a local-* case: the server fails its QP */
+	char sends[128];	/* its send completions */
 };
 
 static void fail(const char *what)
@@ -255,7 +270,7 @@ static void conn_accept(struct conn *c, struct rdma_cm_event *ev)
 	struct ibv_qp_init_attr attr = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = MAX_RECV,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+			 .max_send_sge = 2, .max_recv_sge = 1 },
 	};
 	struct rdma_conn_param param = {
 		.private_data = mem.pdata,
@@ -285,7 +300,11 @@ static void conn_accept(struct conn *c, struct rdma_cm_event *ev)
 	c->ch = ibv_create_comp_channel(c->id->verbs);
 	if (!c->ch)
 		fail("ibv_create_comp_channel");
-	c->cq = ibv_create_cq(c->id->verbs, 32, NULL, c->ch, 0);
+	c->local = !strncmp(c->name, "local-", 6);
+	c->cq = ibv_create_cq(c->id->verbs,
+			      strcmp(c->name, "local-cqof") &&
+			      strcmp(c->name, "local-rcqof") ? 32 : 1, NULL,
+			      c->ch, 0);
 	if (!c->cq || ibv_req_notify_cq(c->cq, 0))
 		fail("ibv_create_cq");
 	attr.send_cq = c->cq;
@@ -299,11 +318,35 @@ static void conn_accept(struct conn *c, struct rdma_cm_event *ev)
 		fail("rdma_accept");
 }
 
+/* "LOC_PROT_ERR" for IBV_WC_LOC_PROT_ERR, for the local-* summaries. */
+static const char *wc_name(enum ibv_wc_status s)
+{
+	switch (s) {
+	case IBV_WC_SUCCESS: return "OK";
+	case IBV_WC_WR_FLUSH_ERR: return "FLUSH";
+	case IBV_WC_LOC_PROT_ERR: return "LOC_PROT_ERR";
+	case IBV_WC_LOC_QP_OP_ERR: return "LOC_QP_OP_ERR";
+	case IBV_WC_LOC_LEN_ERR: return "LOC_LEN_ERR";
+	case IBV_WC_MW_BIND_ERR: return "MW_BIND_ERR";
+	default: return "OTHER";
+	}
+}
+
+static void note_send(struct conn *c, const char *what)
+{
+	size_t n = strlen(c->sends);
+
+	snprintf(c->sends + n, sizeof(c->sends) - n, "%s%s", n ? "," : "",
+		 what);
+}
+
 static void conn_poll_cq(struct conn *c)
 {
 	struct ibv_wc wc;
 
 	while (ibv_poll_cq(c->cq, 1, &wc) == 1) {
+		if (c->local && wc.opcode != IBV_WC_RECV && wc.wr_id >= MAX_RECV)
+			note_send(c, wc_name(wc.status));
 		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
 			if (wc.opcode == IBV_WC_RECV || wc.wr_id < MAX_RECV)
 				c->flushed++;
@@ -326,6 +369,119 @@ static void conn_poll_cq(struct conn *c)
 		    !memcmp(mem.rbuf + wc.wr_id * RECV_LEN, sdata, wc.byte_len))
 			reply(c, !memcmp(mem.region[0], wdata, sizeof(wdata) - 1) ?
 			      "verified" : "mismatch");
+	}
+}
+
+/* Post a Send of @text (at most 8 bytes) with @lkey, signalled if @sig. */
+static int send_text_sig(struct conn *c, uint64_t wr_id, const char *text,
+			 uint32_t lkey, bool sig)
+{
+	unsigned char *at = mem.sbuf + 8 * (wr_id % 8);
+	struct ibv_sge sge = { (uintptr_t)at, strlen(text), lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = sig ? IBV_SEND_SIGNALED : 0,
+	};
+	struct ibv_send_wr *badwr;
+
+	memcpy(at, text, strlen(text));
+	return ibv_post_send(c->id->qp, &wr, &badwr);
+}
+
+static int send_text(struct conn *c, uint64_t wr_id, const char *text,
+		     uint32_t lkey)
+{
+	return send_text_sig(c, wr_id, text, lkey, true);
+}
+
+/* Poll until @n send completions are noted, for up to about 10 s. */
+static void wait_sends(struct conn *c, int n)
+{
+	for (int i = 0; i < 10000; i++) {
+		int got = c->sends[0] ? 1 : 0;
+
+		for (const char *p = c->sends; *p; p++)
+			got += *p == ',';
+		if (got >= n)
+			return;
+		conn_poll_cq(c);
+		poll(NULL, 0, 1);
+	}
+}
+
+static enum ibv_qp_state qp_state(struct conn *c)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(c->id->qp, &attr, IBV_QP_STATE, &init))
+		return IBV_QPS_UNKNOWN;
+	return attr.qp_state;
+}
+
+/* A local-* case: a good Send, then fail the QP (see the top). */
+static void local_case(struct conn *c)
+{
+	uint32_t lkey = mem.smr->lkey;
+
+	if (send_text(c, 100, "before", lkey))
+		fail("ibv_post_send");
+	wait_sends(c, 1);
+	if (!strcmp(c->name, "local-lkey")) {
+		/* Many FPDUs long, but not one of them may go out. */
+		struct ibv_sge sge[2] = {
+			{ (uintptr_t)mem.region[0], REGION_LEN, mem.mr[0]->lkey },
+			{ (uintptr_t)mem.sbuf, 8, lkey ^ 0x80000000 },
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = 101, .sg_list = sge, .num_sge = 2,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		}, *badwr;
+
+		if (ibv_post_send(c->id->qp, &wr, &badwr) ||
+		    send_text(c, 102, "after", lkey))
+			fail("ibv_post_send");
+	} else if (!strcmp(c->name, "local-bind")) {
+		struct ibv_mw *mw = ibv_alloc_mw(mem.pd, IBV_MW_TYPE_2);
+		struct ibv_send_wr wr = {
+			.wr_id = 101, .opcode = IBV_WR_BIND_MW,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *badwr;
+
+		if (!mw)
+			fail("ibv_alloc_mw");
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+		wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+			mem.smr, (uintptr_t)mem.sbuf, 8,
+			IBV_ACCESS_REMOTE_READ };
+		if (ibv_post_send(c->id->qp, &wr, &badwr) ||
+		    send_text(c, 102, "after", lkey))
+			fail("ibv_post_send");
+		wait_sends(c, 3);
+		ibv_dealloc_mw(mw);
+	} else if (!strcmp(c->name, "local-sqe")) {
+		struct ibv_qp_attr attr = { .qp_state = IBV_QPS_SQE };
+		enum ibv_qp_state st;
+
+		if (!ibv_modify_qp(c->id->qp, &attr, IBV_QP_STATE)) {
+			/* ERR follows as soon as the connection closes */
+			st = qp_state(c);
+			note_send(c, st == IBV_QPS_SQE || st == IBV_QPS_ERR ?
+				  "SQE" : "SQE-then-other");
+		}
+	} else if (!strcmp(c->name, "local-cqof") ||
+		   !strcmp(c->name, "local-rcqof")) {
+		for (int i = 0; i < 4 && !strcmp(c->name, "local-cqof"); i++)
+			if (send_text(c, 101 + i, "ov", lkey))
+				break;
+		/* The CQ is empty: the peer may send (no completion). */
+		if (!strcmp(c->name, "local-rcqof") &&
+		    send_text_sig(c, 101, "go", lkey, false))
+			fail("ibv_post_send");
+		/* No polling until the QP has failed: the CQ overflows. */
+		for (int i = 0; i < 10000 && qp_state(c) != IBV_QPS_ERR; i++)
+			poll(NULL, 0, 1);
 	}
 }
 
@@ -372,9 +528,10 @@ static void conn_end(struct conn *c)
 	if (!ibv_query_qp(c->id->qp, &attr, IBV_QP_STATE, &init))
 		state = state_name(attr.qp_state);
 	m = mem_state();
-	printf("summary case=%s async=%s flushed=%d recv_ok=%d state=%s mem=%s rst=%ld\n",
+	printf("summary case=%s async=%s flushed=%d recv_ok=%d state=%s mem=%s rst=%ld%s%s\n",
 	       c->name, c->async[0] ? c->async : "none", c->flushed,
-	       c->recv_ok, state, m, tcp_out_rsts() - c->rsts);
+	       c->recv_ok, state, m, tcp_out_rsts() - c->rsts,
+	       c->local ? " sends=" : "", c->local ? c->sends : "");
 	if (strcmp(m, "intact"))
 		mem_fill();
 	rdma_destroy_qp(c->id);
@@ -445,6 +602,8 @@ int main(int argc, char **argv)
 				rdma_reject(ev->id, NULL, 0);
 			} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
 				printf("established case=%s\n", c.name);
+				if (c.local)
+					local_case(&c);
 			} else if (c.id && ev->id == c.id &&
 				   (type == RDMA_CM_EVENT_DISCONNECTED ||
 				    type == RDMA_CM_EVENT_CONNECT_ERROR ||

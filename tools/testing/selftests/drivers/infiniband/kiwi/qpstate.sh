@@ -5,9 +5,12 @@
 # modify_qp transition of an unconnected QP; then, between two namespaces,
 # query_qp after connect, the RTS and SQD rows, inline/SGE limits, post
 # lists, the Read fence, ORD queueing, unsignalled completions, graceful
-# and abortive closes with their flushes. The server's packets are dropped
-# (netem on kvB) to hold a Read outstanding. Then RDMA Read resources
-# (rdserver/rdclient: ORD 0, ORD lowered in RTS, many QPs). Last, a process killed with a
+# and abortive closes with their flushes, then the Terminates kiwi sends
+# for a local error, Modify to SQE and a CQ overflow, with a second server
+# for a connection that must outlive the overflow. The server's packets are
+# dropped (netem on kvB) to hold a Read outstanding. Then RDMA Read
+# resources (rdserver/rdclient: ORD 0, ORD lowered in RTS, many QPs).
+# Last, a process killed with a
 # connection and its objects open is cleaned up: nothing left, the peer
 # sees the connection end, the module unloads.
 source "$(dirname "$0")/lib.sh"
@@ -23,9 +26,13 @@ kiwi_no_leftovers qpstate-local kiwi0 qp cq pd || rc=1
 kiwi_veth_dev_del kiwi0
 
 check "two hosts with a kiwi device each" kiwi_two_devs
-ip netns exec kiwiB timeout 300 "$Q" server 192.0.2.2 7400 >"$out/srv" 2>&1 &
+ip netns exec kiwiB timeout 300 "$Q" server 192.0.2.2 7400 7 >"$out/srv" 2>&1 &
 spid=$!
 check "server listens" wait_for 60 grep -q listening "$out/srv"
+ip netns exec kiwiB timeout 300 "$Q" server 192.0.2.2 7402 1 >"$out/srv2" 2>&1 &
+spid2=$!
+check "second server listens" wait_for 60 grep -q listening "$out/srv2"
+KIWI_PORT2=7402 \
 KIWI_BLOCK="ip netns exec kiwiB tc qdisc add dev kvB root netem loss 100%" \
 KIWI_UNBLOCK="ip netns exec kiwiB tc qdisc del dev kvB root" \
 	ip netns exec kiwiA timeout 300 "$Q" client 192.0.2.2 7400 |
@@ -34,7 +41,12 @@ KIWI_UNBLOCK="ip netns exec kiwiB tc qdisc del dev kvB root" \
 wait $spid
 src=$?
 sed 's/^/# /' "$out/srv"
-check "V-ST-E2: server: 4 connections ended with DISCONNECTED, QP in ERR, receives flushed" \
+check "V-ST-E2: server: 7 connections ended with DISCONNECTED, QP in ERR, receives flushed" \
+	test $src -eq 0
+wait $spid2
+src=$?
+sed 's/^/# /' "$out/srv2"
+check "V-ERR-8: second server: its connection ended with DISCONNECTED, QP in ERR, receives flushed" \
 	test $src -eq 0
 kiwi_no_leftovers qpstate kiwi0 qp cq mr pd || rc=1
 

@@ -177,6 +177,27 @@ evil readresp-unsolicited "term 0/2/06 md" "$FATAL" "R-RRS-7"
 # A Terminate from the peer is delivered, never answered (R-TRM-2, R-TRM-7).
 evil peer-terminate closed "$FATAL" "R-TRM-7"
 
+# The server fails its own QP (V-CS-3): the failed WR completes with its
+# error, the rest flush, its QP raises no async event (V-ST-T7), and the
+# peer gets the Terminate in place of the WR, after whole FPDUs (V-TERM-5):
+# Local Catastrophic, RDMAP layer, header bits zero. kiwi checks every SGE
+# before a message's first segment, so a bad second SGE of a 64 KiB Send
+# sends none of it (V-TERM-2). A CQ overflow sends RDMAC Fig. 24's 0x0207
+# and raises QP_FATAL (V-ERR-7, V-TERM-7).
+LOCAL="async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0"
+evil local-lkey "term 0/0/00 -" "$LOCAL sends=OK,LOC_PROT_ERR,FLUSH" \
+	"64 KiB Send, bad lkey in SGE 2: Local Catastrophic 0x0000"
+evil local-bind "term 0/0/00 -" "$LOCAL sends=OK,MW_BIND_ERR,FLUSH" \
+	"refused window bind: Local Catastrophic 0x0000, V-AMB-7"
+evil local-sqe "term 0/0/00 -" "$LOCAL sends=OK,SQE" \
+	"Modify RTS -> SQE: Local Catastrophic 0x0000, V-ST-R6, V-LLP-8"
+evil local-cqof "term 0/2/07 -" \
+	"async=QP_FATAL flushed=0 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,OK" \
+	"CQ overflow: RDMAC 0x0207, header bits zero" -n 0
+evil local-rcqof "term 0/2/07 -" \
+	"async=QP_FATAL flushed=0 recv_ok=1 state=ERR mem=intact rst=0 sends=OK" \
+	"CQ overflow by receive completions: RDMAC 0x0207"
+
 evil control "reply verified" "$GOOD" "the listener outlived every case"
 kill "$spid"
 wait "$spid" 2>/dev/null

@@ -10,6 +10,8 @@
  * nothing around it was touched. Then both sides disconnect, the QPs are
  * drained and everything is freed; over IPv4, then IPv6. A last connection
  * shows that an invalidated rkey is dead: a Write to it ends the connection.
+ * Another, that a Local Invalidate with IB_SEND_FENCE lets the Send out of
+ * the MR ahead of it finish and stops the one behind it.
  *
  * TAP goes to the kernel log as in kiwi_ktest (kiwi_ktest.h), and a failed
  * point fails the load. The namespaces come as file descriptors that are
@@ -728,6 +730,16 @@ static void kcm_case_read_inv(struct kcm *t)
 	kt_check(&t->kt, !ib_dereg_mr(sink), "B: ib_dereg_mr of the sink");
 }
 
+/* After a failed WR: the connection ends, and both QPs are drained. */
+static void kcm_conn_ends(struct kcm *t)
+{
+	kt_check(&t->kt, kcm_wait_event(&t->a, RDMA_CM_EVENT_DISCONNECTED) &&
+		 kcm_wait_event(&t->b, RDMA_CM_EVENT_DISCONNECTED),
+		 "and the connection ends: both DISCONNECTED");
+	ib_drain_qp(t->a.id->qp);
+	ib_drain_qp(t->b.id->qp);
+}
+
 /*
  * A Read with Invalidate of an STag that does not exist fails locally:
  * the data may be in, but the Read completes with IB_WC_LOC_PROT_ERR and
@@ -736,7 +748,7 @@ static void kcm_case_read_inv(struct kcm *t)
 static void kcm_read_inv_bad(struct kcm *t)
 {
 	const u32 len = 4096;
-	struct kcm_end *a = &t->a, *b = &t->b;
+	struct kcm_end *b = &t->b;
 	struct ib_wc *wc = &b->w[KCM_W_SEND].wc;
 	struct ib_mr *sink;
 	bool ok, untouched;
@@ -754,11 +766,7 @@ static void kcm_read_inv_bad(struct kcm *t)
 	kt_check(&t->kt, ok && wc->status == IB_WC_LOC_PROT_ERR,
 		 "a Read with Invalidate of an STag B does not have completes with IB_WC_LOC_PROT_ERR (%s)",
 		 ok ? ib_wc_status_msg(wc->status) : "no completion");
-	kt_check(&t->kt, kcm_wait_event(a, RDMA_CM_EVENT_DISCONNECTED) &&
-		 kcm_wait_event(b, RDMA_CM_EVENT_DISCONNECTED),
-		 "and the connection ends: both DISCONNECTED");
-	ib_drain_qp(a->id->qp);
-	ib_drain_qp(b->id->qp);
+	kcm_conn_ends(t);
 	kt_check(&t->kt, !ib_dereg_mr(sink), "B: ib_dereg_mr of the sink");
 }
 
@@ -1005,6 +1013,85 @@ static void kcm_stale_rkey(struct kcm *t)
 	ib_drain_qp(b->id->qp);
 }
 
+/*
+ * V-FEN-4: A posts a 1 MiB Send out of its fast-registered MR and a Local
+ * Invalidate of the MR with IB_SEND_FENCE in one list: the Send completes
+ * and delivers its data, then the MR becomes invalid. V-INV-12: after a
+ * new registration, a Local Invalidate and a Send out of the MR in one
+ * list: the Send fails with IB_WC_LOC_PROT_ERR, which ends the connection
+ * (so the data check comes first: an aborted connection may drop what A
+ * had queued).
+ */
+static void kcm_fenced_inv(struct kcm *t)
+{
+	const u32 len = SZ_1M;
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct kcm_sgl dst = { .n = 1, .off = { 0 }, .len = { len } };
+	struct ib_sge data, sink = {
+		.addr = b->buf_dma,
+		.length = len,
+		.lkey = b->pd->local_dma_lkey,
+	};
+	struct ib_send_wr inv = {
+		.wr_cqe = kcm_cqe(a, KCM_W_REG),
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE,
+	};
+	struct ib_send_wr send = {
+		.wr_cqe = kcm_cqe(a, KCM_W_SEND),
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.sg_list = &data,
+		.num_sge = 1,
+	};
+	struct ib_wc *wc = &a->w[KCM_W_SEND].wc;
+	bool ok, untouched;
+	u32 crc;
+
+	crc = kcm_fr_walk(t, 0, len, true, true, &untouched);
+	ok = kcm_fr_map(t, 0, len) &&
+	     kcm_fr_offer(t, IB_ACCESS_LOCAL_WRITE, crc);
+	memset(b->buf, KCM_POISON, len + KCM_GUARD);
+	data = (struct ib_sge){ t->mr->iova, len, t->mr->lkey };
+	inv.ex.invalidate_rkey = t->mr->rkey;
+	send.next = &inv;
+	ok = ok && kcm_post_recv(b, &sink, 1) &&
+	     kcm_posted(a, ib_post_send(a->id->qp, &send, NULL),
+			"a Send and a fenced Local Invalidate");
+	kt_check(&t->kt, ok && kcm_wait_wc(a, KCM_W_SEND, IB_WC_SEND) &&
+		 kcm_wait_wc(b, KCM_W_RECV, IB_WC_RECV) &&
+		 b->w[KCM_W_RECV].wc.byte_len == len &&
+		 kcm_crc(b->buf, &dst) == crc &&
+		 kcm_untouched(b->buf, &dst, len + KCM_GUARD),
+		 "V-FEN-4: the 1 MiB Send from the MR ahead of a fenced Local Invalidate delivered its data (crc32c 0x%08x)",
+		 crc);
+	kt_check(&t->kt, ok && kcm_wait_wc(a, KCM_W_REG, IB_WC_LOCAL_INV),
+		 "V-FEN-4: the fenced Local Invalidate of the MR completes after it");
+
+	/* Valid again under a new key, then invalidated ahead of a Send. */
+	ok = ok && kcm_fr_map(t, 0, len) &&
+	     kcm_fr_offer(t, IB_ACCESS_LOCAL_WRITE, crc);
+	data.lkey = t->mr->lkey;
+	data.length = 64;
+	inv = (struct ib_send_wr){
+		.next = &send,
+		.wr_cqe = kcm_cqe(a, KCM_W_REG),
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = t->mr->rkey,
+	};
+	send.next = NULL;
+	send.wr_cqe = kcm_cqe(a, KCM_W_SEND);
+	ok = ok && kcm_posted(a, ib_post_send(a->id->qp, &inv, NULL),
+			      "a Local Invalidate and a Send") &&
+	     kcm_wait_wc(a, KCM_W_REG, IB_WC_LOCAL_INV) &&
+	     wait_for_completion_timeout(&a->w[KCM_W_SEND].done, KCM_TIMEOUT);
+	kt_check(&t->kt, ok && wc->status == IB_WC_LOC_PROT_ERR,
+		 "V-INV-12: the Send from the MR behind its Local Invalidate completes with IB_WC_LOC_PROT_ERR (%s)",
+		 ok ? ib_wc_status_msg(wc->status) : "no completion");
+	kcm_conn_ends(t);
+}
+
 static bool kcm_addr(struct kcm *t, struct net *net, const char *addr,
 		     const char *port, struct sockaddr_storage *ss)
 {
@@ -1135,6 +1222,8 @@ static int __init kcm_init(void)
 		kcm_run(t, "ipv4 stale rkey", addr_a, addr_b, kcm_stale_rkey);
 		kcm_run(t, "ipv4 read with invalidate of a bad STag", addr_a,
 			addr_b, kcm_read_inv_bad);
+		kcm_run(t, "ipv4 fenced local invalidate", addr_a, addr_b,
+			kcm_fenced_inv);
 	}
 	if (t->net_a)
 		put_net(t->net_a);
