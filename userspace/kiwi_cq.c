@@ -188,12 +188,23 @@ int kiwi_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct kiwi_ucq *cq = container_of(ibcq, struct kiwi_ucq, ibv_cq);
+	uint32_t want = solicited_only ? KIWI_NOTIFY_SOLICITED : KIWI_NOTIFY_NEXT;
+	uint32_t cur;
 
 	/* The lock keeps a resize from moving the ring under us. */
 	pthread_spin_lock(&cq->lock);
-	__atomic_store_n(&cq->ctrl->notify, solicited_only ?
-			 KIWI_NOTIFY_SOLICITED : KIWI_NOTIFY_NEXT,
-			 __ATOMIC_SEQ_CST);
+	/*
+	 * Raise the arm, never lower it (V-NOT-7): a solicited-only request
+	 * leaves an earlier "next" one in place. The kernel clears the word
+	 * when it fires, so compare and swap. Sequentially consistent, a
+	 * full barrier before the consumer polls again (V-NOT-8); an arm
+	 * already in place needs none, the kernel fires on the next entry.
+	 */
+	cur = __atomic_load_n(&cq->ctrl->notify, __ATOMIC_SEQ_CST);
+	while (cur < want &&
+	       !__atomic_compare_exchange_n(&cq->ctrl->notify, &cur, want, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
 	pthread_spin_unlock(&cq->lock);
 	return 0;
 }

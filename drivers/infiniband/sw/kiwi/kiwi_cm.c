@@ -331,6 +331,17 @@ static bool kiwi_cm_peer_ok(struct kiwi_cep *cep)
 	return true;
 }
 
+/*
+ * The ORD to run with when the consumer asked for @want and the peer
+ * announced an IRD of @peer_ird (MPA v2): never more Reads in flight than
+ * the peer takes, but never 0 when the consumer asked for Reads (V-RD-6);
+ * ORD 0, which fails every Read (V-RD-4), only when it asked for none.
+ */
+static u16 kiwi_cm_ord(u32 want, u32 peer_ird)
+{
+	return want ? clamp_t(u32, peer_ird, 1, want) : 0;
+}
+
 /* Active side: the peer's MPA Reply is in. Context: cep->lock held. */
 static void kiwi_cep_got_reply(struct kiwi_cep *cep)
 {
@@ -348,8 +359,7 @@ static void kiwi_cep_got_reply(struct kiwi_cep *cep)
 	}
 	cep->crc = cep->crc || rep->crc;
 	if (cep->enhanced && rep->enhanced) {
-		/* Never more Reads in flight than the responder takes. */
-		cep->ord = min(cep->ord, rep->ird);
+		cep->ord = kiwi_cm_ord(cep->ord, rep->ird);
 		cep->rtr = rep->p2p ? rep->rtr : KIWI_RTR_NONE;
 	} else {
 		cep->enhanced = false;
@@ -729,8 +739,7 @@ int kiwi_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	cep->qp = qp;
 	kiwi_cep_set_cm_id(cep, cm_id);
 	if (cep->enhanced) {
-		/* Our Reads must fit the initiator's inbound queue. */
-		cep->ord = min_t(u32, param->ord, cep->peer.ird);
+		cep->ord = kiwi_cm_ord(param->ord, cep->peer.ird);
 		cep->ird = param->ird;
 		if (cep->peer.p2p)
 			cep->rtr = cep->peer.rtr & KIWI_RTR_WRITE ? KIWI_RTR_WRITE :

@@ -345,6 +345,12 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 	kiwi_ring_set_flags(&cqe->flags, src->flags | KIWI_CQE_VALID);
 	cq->put++;
 
+	/*
+	 * V-NOT-8: libkiwi arms without the lock, storing the arm and then
+	 * polling; we store the entry and then read the arm. A full barrier
+	 * on both sides: one of the two sees the other's store.
+	 */
+	smp_mb();
 	/* A solicited-only arm fires on errors too (flushes included). */
 	arm = READ_ONCE(cq->ctrl->notify);
 	if (arm == KIWI_NOTIFY_NEXT ||
@@ -405,9 +411,15 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	unsigned long irqflags;
 	int missed = 0;
 
-	/* Under the lock: kiwi_cq_add() and kiwi_resize_cq() see the arm. */
+	/*
+	 * Under the lock: kiwi_cq_add() and kiwi_resize_cq() see the arm.
+	 * An arm only adds to the one there (V-NOT-7): a solicited-only
+	 * request does not undo an earlier "next" one (the values are
+	 * ordered NONE < SOLICITED < NEXT).
+	 */
 	spin_lock_irqsave(&cq->lock, irqflags);
-	WRITE_ONCE(cq->ctrl->notify, arm);
+	if (READ_ONCE(cq->ctrl->notify) < arm)
+		WRITE_ONCE(cq->ctrl->notify, arm);
 	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
 		struct kiwi_cqe *cqe = &cq->queue[cq->get & (cq->num_cqe - 1)];
 

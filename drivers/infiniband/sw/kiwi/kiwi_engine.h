@@ -117,6 +117,9 @@ struct kiwi_irq_entry {
  * @term_claimed: nonzero once this connection has its one Terminate, sent
  *	or received (kiwi_qp_terminate())
  * @stopped: the engine sends nothing more (error or close)
+ * @sq_failed: a send queue entry completed in error: the engine takes no
+ *	more entries (they are flushed when the QP fails), but still sends
+ *	Read Responses and a Terminate
  * @zc_waiting: entries sent without copying whose pages TCP still holds
  *	(protected by qp->sq_lock)
  * @zc_sending: the entry at @next is going out without copying (ditto)
@@ -154,6 +157,7 @@ struct kiwi_tx {
 	bool term_pending;
 	atomic_t term_claimed;
 	bool stopped;
+	bool sq_failed;
 	u32 zc_waiting;
 	bool zc_sending;
 	struct page *zc_page;

@@ -487,6 +487,22 @@ static bool kiwi_qp_transition_ok(enum ib_qp_state cur, enum ib_qp_state new)
 	}
 }
 
+/*
+ * Read depths of a connected QP (V-RD-7): in RTS, staying there, ORD may
+ * be lowered (Reads beyond the new ORD that are already out complete; new
+ * ones wait until fewer are outstanding). Raising ORD, and any change of
+ * IRD, are optional and refused: the peer sized its IRD, and we our inbound
+ * queue, for what the connection negotiated.
+ */
+static bool kiwi_qp_rd_change_ok(const struct kiwi_qp *qp,
+				 const struct ib_qp_attr *attr, int mask,
+				 enum ib_qp_state cur, enum ib_qp_state new)
+{
+	return cur == IB_QPS_RTS && new == IB_QPS_RTS &&
+	       !(mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	       attr->max_rd_atomic <= qp->ord;
+}
+
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
@@ -531,9 +547,9 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		ret = -EINVAL;
 		goto out;
 	}
-	/* Read depths are fixed once the connection negotiated them. */
 	if ((mask & (IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC)) &&
-	    cur != IB_QPS_RESET && cur != IB_QPS_INIT && cur != IB_QPS_RTR) {
+	    cur != IB_QPS_RESET && cur != IB_QPS_INIT && cur != IB_QPS_RTR &&
+	    !kiwi_qp_rd_change_ok(qp, attr, mask, cur, new)) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -541,7 +557,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access = attr->qp_access_flags;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		qp->ord = attr->max_rd_atomic;
+		WRITE_ONCE(qp->ord, attr->max_rd_atomic);
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
 

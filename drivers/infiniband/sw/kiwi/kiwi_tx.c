@@ -877,8 +877,9 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 	switch (c->opcode) {
 	case KIWI_WR_RDMA_READ:
 	case KIWI_WR_READ_INV:
-		if (tx->orq_tail - tx->orq_head >= max_t(u32, qp->ord, 1))
-			return 1;	/* ORD is full: the queue waits */
+		/* ORD is full (it may have been lowered in RTS): wait. */
+		if (tx->orq_tail - tx->orq_head >= READ_ONCE(qp->ord))
+			return 1;
 		/* Completes when the response is in (kiwi_rx.c). */
 		ret = kiwi_tx_read_req(qp);
 		if (ret != 1)
@@ -914,8 +915,10 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 		kiwi_tx_put_cur(tx);
 		kiwi_tx_slot_done(qp, ret ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS);
 		/* A refused one terminates the QP, the loop stops (V-AMB-7). */
-		if (ret)
+		if (ret) {
+			tx->sq_failed = true;
 			kiwi_qp_error(qp);
+		}
 		return 0;
 	default:
 		return -EINVAL;
@@ -1119,16 +1122,25 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 
 		if (direct && !budget--)
 			return true;
-		if (!tx->cur_active) {
-			ret = kiwi_tx_load(qp);
-			if (ret == -ENOENT)
-				break;
-			if (ret) {
-				kiwi_tx_put_cur(tx);
-				kiwi_tx_slot_done(qp, ret);
-				kiwi_qp_error(qp);
-				return false;
-			}
+		if (tx->sq_failed)
+			break;	/* the rest is flushed when the QP fails */
+		ret = tx->cur_active ? 0 : kiwi_tx_load(qp);
+		if (ret == -ENOENT)
+			break;
+		/*
+		 * V-RD-4: a Read with no Read resources (ORD 0) is a local
+		 * error of the QP: Linux has no "Zero RDMA Read Resources"
+		 * status, and IB_WC_LOC_QP_OP_ERR is the one for a WR the
+		 * QP's own configuration cannot carry out.
+		 */
+		if (!ret && kiwi_wr_is_read(tx->cur.opcode) && !READ_ONCE(qp->ord))
+			ret = IB_WC_LOC_QP_OP_ERR;
+		if (ret) {
+			kiwi_tx_put_cur(tx);
+			kiwi_tx_slot_done(qp, ret);
+			tx->sq_failed = true;
+			kiwi_qp_error(qp);
+			return false;
 		}
 		if ((tx->cur.flags & KIWI_WQE_READ_FENCE) &&
 		    tx->orq_head != tx->orq_tail)
@@ -1277,6 +1289,7 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 	tx->carry_len = 0;
 	tx->zc_waiting = 0;
 	tx->zc_sending = false;
+	tx->sq_failed = false;
 	tx->stopped = false;
 
 	lock_sock(sk);

@@ -7,6 +7,8 @@
  *   kiwi_qpstate server ADDR PORT [NCONN]
  *   kiwi_qpstate client ADDR PORT
  *   kiwi_qpstate hold ADDR PORT
+ *   kiwi_qpstate rdserver ADDR PORT
+ *   kiwi_qpstate rdclient ADDR PORT
  *
  * local: every (from, to) pair of ibv_modify_qp for the states an
  * unconnected QP can be in (RESET, INIT, RTR, ERR) to all seven
@@ -35,6 +37,10 @@
  *
  * hold: connects, prints "# connected" and waits to be killed, holding a
  * PD, an MR, two CQs, a QP and a connection.
+ *
+ * rdserver/rdclient: RDMA Read resources (ORD 0, ORD lowered in RTS, many
+ * QPs with a Read each); see rd_ord0(), rd_lower() and rd_many(). The
+ * client needs $KIWI_BLOCK and $KIWI_UNBLOCK, the server $KIWI_BLOCKED.
  *
  * The allowed transitions are those of the RDMAC verbs (V-ST-1, V-ST-2) in
  * the Linux mapping (RESET/INIT/RTR = Idle, SQD = Closing, SQE = Terminate),
@@ -614,22 +620,31 @@ static int serve_one(void)
 	return a.qp_state == IBV_QPS_ERR && flushed == NRECV;
 }
 
-static int server(const char *addr, const char *port, int nconn)
+/* Listen on @addr:@port with a backlog of @backlog; prints "listening". */
+static struct rdma_cm_id *listen_on(const char *addr, const char *port,
+				    int backlog)
 {
 	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
 				       .ai_port_space = RDMA_PS_TCP }, *ai;
 	struct rdma_cm_id *lid;
-	int ok = 1;
 
 	ch = rdma_create_event_channel();
 	if (!ch || rdma_getaddrinfo(addr, port, &hints, &ai))
 		die("rdma_getaddrinfo");
 	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 4))
+	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, backlog))
 		die("rdma_bind_addr/rdma_listen");
 	rdma_freeaddrinfo(ai);
 	printf("# server: listening\n");
 	fflush(stdout);
+	return lid;
+}
+
+static int server(const char *addr, const char *port, int nconn)
+{
+	struct rdma_cm_id *lid = listen_on(addr, port, 4);
+	int ok = 1;
+
 	for (int c = 0; c < nconn; c++)
 		ok &= serve_one();
 	rdma_destroy_id(lid);
@@ -643,10 +658,12 @@ static int server(const char *addr, const char *port, int nconn)
 
 static struct info peer;
 
-static struct rdma_cm_id *connect_to(const char *addr, const char *port)
+/* Connect with IRD @ird and ORD @ord (responder_resources, initiator_depth). */
+static struct rdma_cm_id *connect_rd(const char *addr, const char *port,
+				     uint8_t ird, uint8_t ord)
 {
-	struct rdma_conn_param cp = { .responder_resources = CLIENT_IRD,
-				      .initiator_depth = CLIENT_ORD };
+	struct rdma_conn_param cp = { .responder_resources = ird,
+				      .initiator_depth = ord };
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
@@ -679,6 +696,11 @@ static struct rdma_cm_id *connect_to(const char *addr, const char *port)
 	memcpy(&peer, ev->param.conn.private_data, sizeof(peer));
 	rdma_ack_cm_event(ev);
 	return id;
+}
+
+static struct rdma_cm_id *connect_to(const char *addr, const char *port)
+{
+	return connect_rd(addr, port, CLIENT_IRD, CLIENT_ORD);
 }
 
 static void run_cmd(const char *env)
@@ -1194,6 +1216,385 @@ static int client(const char *addr, const char *port)
 	return failed ? 1 : 0;
 }
 
+/* ---- Read resources: rdserver / rdclient ---- */
+
+/*
+ * Connections rdclient makes: ORD 0, ORD lowered in RTS, then RD_NQP at
+ * once. kiwi's max_qp (16384) is too many TCP connections for the test VM
+ * (emulated, 2 CPUs, and two processes holding every QP): RD_NQP stands
+ * for "every QP" in V-RD-8.
+ */
+#define RD_NQP		128
+#define RD_NCONN	(2 + RD_NQP)
+#define RD_SINK		2048	/* bytes each of the RD_NQP Reads brings */
+
+/* A server QP: its cm_id, and whether a marker Send came while blocked. */
+struct rd_conn {
+	struct rdma_cm_id *id;
+	uint32_t nmsg;
+	uint8_t marker;
+};
+
+static void rd_post_recv(struct ibv_qp *qp, int slot, int k)
+{
+	uint8_t *at = buf + BUF_SIZE / 2 + (slot * 2 + k) * RECV_SIZE;
+
+	if (post_recv(qp, slot * 2 + k, at, 1))
+		die("rdserver: post_recv");
+}
+
+/*
+ * Accept one connection on shared CQs, with the peer's ORD as our IRD and
+ * its IRD as our ORD (so that the client's request is what it gets).
+ */
+static void rd_accept(struct rdma_cm_event *ev, struct rd_conn *c, int slot,
+		      struct ibv_cq *scq, struct ibv_cq *rcq)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = ev->param.conn.responder_resources,
+		.initiator_depth = ev->param.conn.initiator_depth,
+	};
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC, .send_cq = scq, .recv_cq = rcq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct info info = { (uintptr_t)buf, mr->rkey, 0 };
+
+	c->id = ev->id;
+	c->id->context = c;
+	if (rdma_create_qp(c->id, pd, &ia))
+		die("rdserver: rdma_create_qp");
+	rd_post_recv(c->id->qp, slot, 0);
+	rd_post_recv(c->id->qp, slot, 1);
+	cp.private_data = &info;
+	cp.private_data_len = sizeof(info);
+	if (rdma_accept(c->id, &cp))
+		die("rdserver: rdma_accept");
+}
+
+/*
+ * A Send came in: "M" is a marker (note whether $KIWI_BLOCKED, a command
+ * that succeeds while our packets are held back, said they were), "?"
+ * asks for a struct report: last[0] is 'B' when the marker came while
+ * blocked, 'F' when our packets flowed; ord and ird are the QP's.
+ */
+static void rd_message(struct rd_conn *c, uint8_t *msg, struct ibv_cq *scq)
+{
+	struct report *rep = (struct report *)(buf + BUF_SIZE / 2 - sizeof(*rep));
+	struct ibv_sge sge = { (uintptr_t)rep, sizeof(*rep), mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_attr a;
+	struct ibv_wc wc;
+
+	if (msg[0] == 'M') {
+		const char *cmd = getenv("KIWI_BLOCKED");
+
+		c->marker = cmd && !system(cmd) ? 'B' : 'F';
+		c->nmsg++;
+		return;
+	}
+	memset(rep, 0, sizeof(*rep));
+	rep->nmsg = c->nmsg;
+	rep->last[0] = c->marker;
+	qp_query(c->id->qp, &a);
+	rep->state = a.qp_state;
+	rep->ord = a.max_rd_atomic;
+	rep->ird = a.max_dest_rd_atomic;
+	if (ibv_post_send(c->id->qp, &wr, &bad) || drain(scq, &wc, 1) != 1)
+		printf("# rdserver: the report was not sent\n");
+}
+
+/*
+ * The peer of rdclient: serves @nconn connections, as many at a time as
+ * come, Reads from a buffer holding pattern(), and exits 0 when every one
+ * ended with DISCONNECTED.
+ */
+static int rdserver(const char *addr, const char *port, int nconn)
+{
+	struct rdma_cm_id *lid = listen_on(addr, port, RD_NCONN);
+	struct rd_conn *conn = calloc(nconn, sizeof(*conn));
+	struct ibv_cq *scq, *rcq;
+	int accepted = 0, ended = 0;
+
+	if (!conn)
+		die("calloc");
+	pd = ibv_alloc_pd(lid->verbs);
+	buf = calloc(1, BUF_SIZE);
+	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_READ) : NULL;
+	scq = ibv_create_cq(lid->verbs, 64, NULL, NULL, 0);
+	rcq = ibv_create_cq(lid->verbs, 4 * nconn, NULL, NULL, 0);
+	if (!mr || !scq || !rcq)
+		die("rdserver: PD, MR and CQs");
+	for (size_t i = 0; i < READ_LEN; i++)
+		buf[READ_OFF + i] = pattern(i);
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	while (ended < nconn) {
+		struct rdma_cm_event *ev;
+		struct ibv_wc wc;
+		struct rd_conn *c;
+
+		if (ibv_poll_cq(rcq, 1, &wc) == 1) {
+			int slot = wc.wr_id / 2;
+
+			if (wc.status != IBV_WC_SUCCESS)
+				continue;	/* flushed at disconnect */
+			rd_message(&conn[slot],
+				   buf + BUF_SIZE / 2 + wc.wr_id * RECV_SIZE, scq);
+			rd_post_recv(conn[slot].id->qp, slot, wc.wr_id % 2);
+			continue;
+		}
+		if (rdma_get_cm_event(ch, &ev)) {
+			poll(NULL, 0, 1);
+			continue;
+		}
+		switch (ev->event) {
+		case RDMA_CM_EVENT_CONNECT_REQUEST:
+			if (accepted == nconn)
+				die("rdserver: one connection too many");
+			rd_accept(ev, &conn[accepted], accepted, scq, rcq);
+			accepted++;
+			rdma_ack_cm_event(ev);
+			break;
+		case RDMA_CM_EVENT_ESTABLISHED:
+			rdma_ack_cm_event(ev);
+			break;
+		case RDMA_CM_EVENT_DISCONNECTED:
+			c = ev->id->context;
+			rdma_ack_cm_event(ev);
+			rdma_destroy_qp(c->id);
+			rdma_destroy_id(c->id);
+			ended++;
+			break;
+		default:
+			printf("# rdserver: %s (status %d)\n",
+			       rdma_event_str(ev->event), ev->status);
+			rdma_ack_cm_event(ev);
+			return 1;
+		}
+	}
+	/* Flushed receives of the last connections: nothing more to do. */
+	rdma_destroy_id(lid);
+	if (ibv_destroy_cq(scq) || ibv_destroy_cq(rcq))
+		die("rdserver: ibv_destroy_cq");
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(ch);
+	free(conn);
+	printf("# rdserver: %d connections over\n", ended);
+	return 0;
+}
+
+/*
+ * V-RD-4, V-ORD-13: a connection made with initiator_depth 0 has ORD 0; a
+ * Read on it completes in error and fails the QP, flushing what follows.
+ */
+static void rd_ord0(const char *addr, const char *port)
+{
+	struct rdma_cm_id *id = connect_rd(addr, port, 1, 0);
+	struct ibv_qp *qp = id->qp;
+	struct ibv_wc wc[NRECV];
+	struct ibv_qp_attr a;
+	int ret, got, ok;
+
+	qp_query(qp, &a);
+	check(a.max_rd_atomic == 0 && a.qp_state == IBV_QPS_RTS,
+	      "V-RD-4: a connection made with initiator_depth 0 is in RTS with ORD 0 (%u)",
+	      a.max_rd_atomic);
+	memset(buf, 0x5a, 4096);
+	ret = post1(qp, 60, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, buf, 4096,
+		    peer.addr + READ_OFF);
+	ret = ret ?: post1(qp, 61, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, buf, 64,
+			   peer.addr + WRITE_OFF);
+	got = drain(qp->send_cq, wc, 2);
+	check(!ret && got >= 1 && wc[0].wr_id == 60 &&
+	      wc[0].status == IBV_WC_LOC_QP_OP_ERR &&
+	      wc[0].opcode == IBV_WC_RDMA_READ,
+	      "V-RD-4: a Read with ORD 0 completes with IBV_WC_LOC_QP_OP_ERR (status %d, opcode %d)",
+	      got >= 1 ? (int)wc[0].status : -1, got >= 1 ? (int)wc[0].opcode : -1);
+	ok = buf[0] == 0x5a && !memcmp(buf, buf + 1, 4095);
+	check(ok, "V-RD-4: nothing was placed in the failed Read's sink");
+	check(got == 2 && wc[1].wr_id == 61 &&
+	      wc[1].status == IBV_WC_WR_FLUSH_ERR && cq_quiet(qp->send_cq),
+	      "V-RD-4: the Write posted behind it is flushed, not sent (status %d)",
+	      got == 2 ? (int)wc[1].status : -1);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	check(qp_state(qp) == IBV_QPS_ERR,
+	      "V-RD-4: the QP failed: DISCONNECTED, query_qp reports ERR");
+	got = drain(qp->recv_cq, wc, NRECV - 1);
+	ok = got == NRECV - 1;
+	for (int i = 0; ok && i < got; i++)
+		ok = wc[i].status == IBV_WC_WR_FLUSH_ERR;
+	check(ok, "V-RD-4: its %d receives were flushed (%d)", NRECV - 1, got);
+	free_qp(id);
+	rdma_destroy_id(id);
+}
+
+/* Modify @qp (in RTS) with @mask, ORD and IRD @val; query into @a. */
+static int rd_modify(struct ibv_qp *qp, int mask, uint8_t val,
+		     struct ibv_qp_attr *a)
+{
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IBV_QPS_RTS;
+	a->max_rd_atomic = val;
+	a->max_dest_rd_atomic = val;
+	ret = ibv_modify_qp(qp, a, mask);
+	qp_query(qp, a);
+	return ret;
+}
+
+/*
+ * V-RD-7, V-ST-R3: ORD lowered from 4 to 1 in RTS with 2 Reads held
+ * outstanding (the server's packets stopped): the 2 complete, the next
+ * Reads go one at a time, and the SQ pauses behind them: a marker Send
+ * posted behind a third Read (which ORD 4 would have let out) reaches the
+ * server only once its packets flow again.
+ * Raising ORD, or changing IRD, in RTS is refused.
+ */
+static void rd_lower(const char *addr, const char *port)
+{
+	static const uint8_t m = 'M';
+	struct rdma_cm_id *id = connect_rd(addr, port, 1, 4);
+	struct ibv_sge sge = { (uintptr_t)&m, 1, 0 };
+	struct ibv_send_wr wr = { .wr_id = 73, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED |
+						IBV_SEND_INLINE }, *bad;
+	struct ibv_qp *qp = id->qp;
+	struct ibv_wc wc[8];
+	struct ibv_qp_attr a;
+	struct report rep;
+	int ret, got, ok;
+
+	qp_query(qp, &a);
+	check(a.max_rd_atomic == 4, "V-RD-7: connected with ORD 4 (%u)",
+	      a.max_rd_atomic);
+	run_cmd("KIWI_BLOCK");
+	memset(buf, 0x5a, 6 * 4096);
+	ret = 0;
+	for (int i = 0; i < 2 && !ret; i++)
+		ret = post1(qp, 70 + i, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED,
+			    buf + i * 4096, 4096, peer.addr + READ_OFF + i * 4096);
+	check(!ret, "V-RD-7: 2 Reads posted, held outstanding");
+	ret = rd_modify(qp, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC, 1, &a);
+	check(!ret && a.max_rd_atomic == 1 && a.qp_state == IBV_QPS_RTS,
+	      "V-RD-7, V-ST-R3: RTS -> RTS lowering ORD from 4 to 1 with Reads outstanding succeeds, query_qp reports ORD 1 (%d, %u)",
+	      ret, a.max_rd_atomic);
+	ret = rd_modify(qp, IBV_QP_MAX_QP_RD_ATOMIC, 2, &a);
+	check(ret == EINVAL && a.max_rd_atomic == 1,
+	      "V-RD-7: raising ORD in RTS (1 -> 2) refused with EINVAL, ORD stays 1 (%d, %u)",
+	      ret, a.max_rd_atomic);
+	ret = rd_modify(qp, IBV_QP_MAX_DEST_RD_ATOMIC, 2, &a);
+	check(ret == EINVAL && a.max_dest_rd_atomic == 1,
+	      "V-RD-7: changing IRD in RTS (1 -> 2) refused with EINVAL, IRD stays 1 (%d, %u)",
+	      ret, a.max_dest_rd_atomic);
+	/*
+	 * A third Read, within the old ORD but not the new one, then the
+	 * marker (wr_id 73), then 3 more Reads: Reads k = 0..5 are wr_ids
+	 * 70, 71, 72, 74, 75, 76.
+	 */
+	ret = 0;
+	for (int k = 2; k < 6 && !ret; k++) {
+		if (k == 3)
+			ret = ibv_post_send(qp, &wr, &bad);
+		ret = ret ?: post1(qp, 70 + k + (k >= 3), IBV_WR_RDMA_READ,
+				   IBV_SEND_SIGNALED, buf + k * 4096, 4096,
+				   peer.addr + READ_OFF + k * 4096);
+	}
+	/* Time for a marker that did not wait to reach the server. */
+	poll(NULL, 0, 1500);
+	run_cmd("KIWI_UNBLOCK");
+	got = drain(qp->send_cq, wc, 7);
+	ok = !ret && got == 7;
+	for (int i = 0; ok && i < 7; i++)
+		ok = wc[i].wr_id == (uint64_t)(70 + i) &&
+		     wc[i].status == IBV_WC_SUCCESS &&
+		     wc[i].opcode == (i == 3 ? IBV_WC_SEND : IBV_WC_RDMA_READ);
+	for (int i = 0; ok && i < 6 * 4096; i++)
+		ok = buf[i] == pattern(i);
+	check(ok, "V-RD-7: the 2 Reads outstanding, and the marker and 4 Reads posted after lowering ORD, all complete in order, the Reads with the right data (%d)",
+	      got);
+	ret = ask(qp, &rep);
+	check(!ret && rep.nmsg == 1 && rep.last[0] == 'F',
+	      "V-RD-7, V-RD-3: with ORD lowered to 1 the SQ paused behind the Reads: the marker Send reached the peer only when its packets flowed again (%c)",
+	      ret ? '?' : rep.last[0]);
+	check(!ret && rep.ird == 4,
+	      "V-RD-7: the peer's IRD stayed 4 (%u)", rep.ird);
+	check(!rdma_disconnect(id), "V-RD-7: rdma_disconnect");
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	free_qp(id);
+	rdma_destroy_id(id);
+}
+
+/*
+ * V-RD-8, V-LIM-2: RD_NQP connections with ORD = IRD = 1 each, and an
+ * RDMA Read outstanding on every one at the same time (the server's
+ * packets held back while all are posted).
+ */
+static void rd_many(const char *addr, const char *port)
+{
+	struct rdma_cm_id **ids = calloc(RD_NQP, sizeof(*ids));
+	struct ibv_qp_attr a;
+	struct ibv_wc wc;
+	int ok = 1, ret = 0, done = 0;
+
+	if (!ids)
+		die("calloc");
+	for (int i = 0; i < RD_NQP; i++) {
+		ids[i] = connect_rd(addr, port, 1, 1);
+		qp_query(ids[i]->qp, &a);
+		ok &= a.max_rd_atomic == 1 && a.max_dest_rd_atomic == 1;
+	}
+	check(ok, "V-RD-8: %d connections, each with ORD 1 and IRD 1", RD_NQP);
+	run_cmd("KIWI_BLOCK");
+	memset(buf, 0x5a, RD_NQP * RD_SINK);
+	for (int i = 0; i < RD_NQP && !ret; i++)
+		ret = post1(ids[i]->qp, i, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED,
+			    buf + i * RD_SINK, RD_SINK,
+			    peer.addr + READ_OFF + i * RD_SINK);
+	poll(NULL, 0, 500);
+	run_cmd("KIWI_UNBLOCK");
+	for (int i = 0; i < RD_NQP; i++)
+		done += drain(ids[i]->qp->send_cq, &wc, 1) == 1 &&
+			wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)i;
+	ok = !ret && done == RD_NQP;
+	for (int i = 0; ok && i < RD_NQP * RD_SINK; i++)
+		ok = buf[i] == pattern(i);
+	check(ok, "V-RD-8, V-LIM-2: a Read outstanding on each of the %d QPs at once: all complete with the right data (%d)",
+	      RD_NQP, done);
+	for (int i = 0; i < RD_NQP; i++)
+		rdma_disconnect(ids[i]);
+	for (int i = 0; i < RD_NQP; i++)
+		rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	for (int i = 0; i < RD_NQP; i++) {
+		free_qp(ids[i]);
+		rdma_destroy_id(ids[i]);
+	}
+	free(ids);
+}
+
+static int rdclient(const char *addr, const char *port)
+{
+	ch = rdma_create_event_channel();
+	if (!ch)
+		die("rdma_create_event_channel");
+	if (!getenv("KIWI_BLOCK") || !getenv("KIWI_UNBLOCK"))
+		die("rdclient needs $KIWI_BLOCK and $KIWI_UNBLOCK");
+	rd_ord0(addr, port);
+	rd_lower(addr, port);
+	rd_many(addr, port);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(ch);
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1216,7 +1617,13 @@ int main(int argc, char **argv)
 		printf("TAP version 13\n");
 		return client(argv[2], argv[3]);
 	}
-	fprintf(stderr, "usage: %s local DEVICE | server|client|hold ADDR PORT\n",
+	if (argc == 4 && !strcmp(argv[1], "rdserver"))
+		return rdserver(argv[2], argv[3], RD_NCONN);
+	if (argc == 4 && !strcmp(argv[1], "rdclient")) {
+		printf("TAP version 13\n");
+		return rdclient(argv[2], argv[3]);
+	}
+	fprintf(stderr, "usage: %s local DEVICE | server|client|hold|rdserver|rdclient ADDR PORT\n",
 		argv[0]);
 	return 2;
 }

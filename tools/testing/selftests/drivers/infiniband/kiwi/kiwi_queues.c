@@ -6,6 +6,10 @@
  * notification, CQ overflow, and refusal of bad input. Prints TAP.
  *
  *   kiwi_queues DEVICE
+ *   kiwi_queues server|client ADDR PORT
+ *
+ * server/client: completion notification on a connected QP (V-NOT-5,
+ * V-NOT-7, V-NOT-8); the client prints TAP.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +19,7 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 
 #include "kiwi_poll.h"
 #include "kiwi_tap.h"
@@ -167,6 +172,337 @@ out:
 		ibv_destroy_comp_channel(ch);
 }
 
+/* ---- connected: completion notification under traffic ---- */
+
+#define NT_SENDS	4000	/* V-NOT-8: Sends from client to server */
+#define NT_BATCH	32	/* the server returns a credit per this many */
+#define NT_RQ		128	/* the server's receive queue */
+#define NT_MSG		64
+#define NT_BUF		(1024 * 1024)
+
+static struct rdma_event_channel *nt_ch;
+
+static struct rdma_cm_event *nt_event(enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(nt_ch, &ev) || ev->event != want) {
+		printf("# wanted %s, got %s\n", rdma_event_str(want),
+		       ev ? rdma_event_str(ev->event) : "nothing");
+		exit(1);
+	}
+	return ev;
+}
+
+/* One QP for @id on @cq (sends and receives), with @nrecv receives. */
+static struct ibv_qp *nt_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+			    struct ibv_cq *cq, int nrecv)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 64, .max_recv_wr = nrecv,
+			 .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = NT_MSG },
+	};
+
+	return rdma_create_qp(id, pd, &ia) ? NULL : id->qp;
+}
+
+static int nt_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint64_t i)
+{
+	struct ibv_sge sge = { (uintptr_t)mr->addr + i * NT_MSG, NT_MSG,
+			       mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int nt_send(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op,
+		   uint64_t raddr, uint32_t rkey)
+{
+	static const char msg[NT_MSG] = "kiwi_queues";
+	struct ibv_sge sge = { (uintptr_t)msg, sizeof(msg), 0 };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED |
+						IBV_SEND_INLINE };
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * The server: receives NT_SENDS + 2 Sends (reposting each receive, then
+ * sending a credit after every NT_BATCH), offers a buffer for Writes, and
+ * exits 0 when all came and the client disconnected.
+ */
+static int nt_server(const char *addr, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct rdma_conn_param cp = { .responder_resources = 1 };
+	struct rdma_cm_id *lid, *id;
+	struct rdma_cm_event *ev;
+	struct ibv_wc wc[16];
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_pd *pd;
+	uint64_t info[2];
+	int got = 0, sent = 0;
+	char *buf;
+
+	nt_ch = rdma_create_event_channel();
+	if (!nt_ch || rdma_getaddrinfo(addr, port, &hints, &ai) ||
+	    rdma_create_id(nt_ch, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 1))
+		return 1;
+	rdma_freeaddrinfo(ai);
+	printf("# server: listening\n");
+	fflush(stdout);
+	ev = nt_event(RDMA_CM_EVENT_CONNECT_REQUEST);
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	buf = calloc(1, NT_BUF);
+	pd = ibv_alloc_pd(id->verbs);
+	mr = pd && buf ? ibv_reg_mr(pd, buf, NT_BUF, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_WRITE) : NULL;
+	cq = ibv_create_cq(id->verbs, 2 * NT_RQ, NULL, NULL, 0);
+	qp = mr && cq ? nt_qp(id, pd, cq, NT_RQ) : NULL;
+	if (!qp)
+		return 1;
+	for (int i = 0; i < NT_RQ; i++)
+		if (nt_recv(qp, mr, i))
+			return 1;
+	info[0] = (uintptr_t)buf + NT_BUF / 2;
+	info[1] = mr->rkey;
+	cp.private_data = info;
+	cp.private_data_len = sizeof(info);
+	if (rdma_accept(id, &cp))
+		return 1;
+	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_ESTABLISHED));
+	/* The two Sends of the V-NOT-7 check come first, uncredited. */
+	while (got < NT_SENDS + 2) {
+		int r = ibv_poll_cq(cq, 16, wc);
+
+		if (r < 0)
+			return 1;
+		for (int i = 0; i < r; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				printf("# server: completion status %d\n",
+				       wc[i].status);
+				return 1;
+			}
+			if (wc[i].opcode != IBV_WC_RECV)
+				continue;
+			if (nt_recv(qp, mr, wc[i].wr_id))
+				return 1;
+			if (++got > 2 && (got - 2) % NT_BATCH == 0 &&
+			    nt_send(qp, ++sent, IBV_WR_SEND, 0, 0))
+				return 1;
+		}
+		if (!r)
+			poll(NULL, 0, 1);
+	}
+	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_DISCONNECTED));
+	printf("# server: %d Sends received, %d credits sent\n", got, sent);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	rdma_destroy_id(lid);
+	ibv_destroy_cq(cq);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(nt_ch);
+	return 0;
+}
+
+/* Whether an event for @cq comes on @ch within @ms; acknowledged. */
+static int nt_event_in(struct ibv_comp_channel *ch, struct ibv_cq *cq, int ms)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (poll(&p, 1, ms) != 1 || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return 0;
+	ibv_ack_cq_events(ev_cq, 1);
+	return ev_cq == cq;
+}
+
+/*
+ * V-NOT-5 and V-NOT-7 on the client's CQ, with signalled RDMA Writes
+ * (local SQ completions, not solicited) and two Sends.
+ */
+static void nt_arms(struct ibv_qp *qp, struct ibv_comp_channel *ch,
+		    uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_cq *cq = qp->send_cq;
+	struct ibv_wc wc[4];
+	int ok;
+
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	/* V-NOT-5: the CQ holds a completion when it is armed. */
+	ok = !ibv_req_notify_cq(cq, 0) &&
+	     !nt_send(qp, 1, IBV_WR_RDMA_WRITE, raddr, rkey) &&
+	     nt_event_in(ch, cq, 5000);
+	check(ok, "arm, a signalled Write: its completion raises an event");
+	check(!ibv_req_notify_cq(cq, 0) && !nt_event_in(ch, cq, 1000),
+	      "V-NOT-5 arming a CQ that holds a completion raises no event");
+	ok = !nt_send(qp, 2, IBV_WR_RDMA_WRITE, raddr, rkey) &&
+	     nt_event_in(ch, cq, 5000);
+	check(ok, "V-NOT-5 the next completion added raises the event");
+	check(drain(cq, wc, 3) == 2 && wc[0].wr_id == 1 && wc[1].wr_id == 2 &&
+	      wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS,
+	      "V-NOT-5 both completions poll, in order");
+
+	/* V-NOT-7: "next", then "solicited only": the next CQE fires, once. */
+	check(!ibv_req_notify_cq(cq, 0) && !ibv_req_notify_cq(cq, 1),
+	      "V-NOT-7 arm for the next completion, then for solicited only");
+	ok = !nt_send(qp, 3, IBV_WR_SEND, 0, 0) && nt_event_in(ch, cq, 5000);
+	check(ok, "V-NOT-7 an unsolicited completion raises the event of the earlier \"next\" arm");
+	ok = !nt_send(qp, 4, IBV_WR_SEND, 0, 0) && !nt_event_in(ch, cq, 1000);
+	check(ok, "V-NOT-7 ... once: the next completion raises no second event");
+	check(drain(cq, wc, 3) == 2 && wc[0].wr_id == 3 && wc[1].wr_id == 4 &&
+	      wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS,
+	      "V-NOT-7 both Sends completed");
+}
+
+/*
+ * Poll @cq until it is empty: count completions in *@done and credits in
+ * *@credits, reposting their receives. Return: how many, or -1 on a
+ * failed poll, a failed completion or a failed repost.
+ */
+static int nt_poll_empty(struct ibv_cq *cq, struct ibv_qp *qp,
+			 struct ibv_mr *mr, int *done, int *credits)
+{
+	struct ibv_wc wc[16];
+	int r, total = 0;
+
+	while ((r = ibv_poll_cq(cq, 16, wc)) > 0) {
+		for (int i = 0; i < r; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				return -1;
+			if (wc[i].opcode != IBV_WC_RECV)
+				continue;
+			(*credits)++;
+			if (nt_recv(qp, mr, wc[i].wr_id))
+				return -1;
+		}
+		total += r;
+		*done += r;
+	}
+	return r < 0 ? -1 : total;
+}
+
+/*
+ * V-NOT-8: poll until empty, arm, poll again, then wait for the event:
+ * under NT_SENDS Sends and the server's credits on one CQ, every
+ * completion must come, and no wait may hang (60 s without the event
+ * counts as a hang).
+ */
+static void nt_loop(struct ibv_qp *qp, struct ibv_comp_channel *ch,
+		    struct ibv_mr *mr)
+{
+	struct ibv_cq *cq = qp->send_cq;
+	int credits = 0, sent = 0, done = 0, events = 0, bad = 0, hung = 0;
+	const int want = NT_SENDS + NT_SENDS / NT_BATCH;
+
+	while (done < want && !bad) {
+		int r;
+
+		/* Never more than the server can take, nor the SQ hold. */
+		while (!bad && sent < NT_SENDS &&
+		       sent < NT_RQ + credits * NT_BATCH &&
+		       sent - (done - credits) < 32)
+			bad = nt_send(qp, 1000 + sent++, IBV_WR_SEND, 0, 0);
+		r = nt_poll_empty(cq, qp, mr, &done, &credits);
+		bad |= r < 0;
+		if (r)
+			continue;	/* progress, or a failure */
+		bad = ibv_req_notify_cq(cq, 0);
+		r = nt_poll_empty(cq, qp, mr, &done, &credits);
+		bad |= r < 0;
+		if (r || bad)
+			continue;	/* its event comes later: harmless */
+		/* Empty and armed: the next completion must raise an event. */
+		if (!nt_event_in(ch, cq, 60000)) {
+			hung = 1;
+			break;
+		}
+		events++;
+	}
+	printf("# %d completions (%d Sends, %d credits), %d events waited for\n",
+	       done, sent, credits, events);
+	check(!hung && !bad && done == want && sent == NT_SENDS,
+	      "V-NOT-8 poll, arm, poll again, wait: all %d completions of %d Sends and %d credits came, no wait hung",
+	      want, NT_SENDS, NT_SENDS / NT_BATCH);
+}
+
+static int nt_client(const char *addr, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct rdma_conn_param cp = { .initiator_depth = 1 };
+	struct ibv_comp_channel *ch;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_pd *pd;
+	uint64_t info[2];
+	char *buf;
+
+	printf("TAP version 13\n");
+	nt_ch = rdma_create_event_channel();
+	if (!nt_ch || rdma_getaddrinfo(addr, port, &hints, &ai) ||
+	    rdma_create_id(nt_ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000))
+		return 1;
+	rdma_freeaddrinfo(ai);
+	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(id, 5000))
+		return 1;
+	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_ROUTE_RESOLVED));
+	buf = calloc(1, NT_BUF);
+	pd = ibv_alloc_pd(id->verbs);
+	mr = pd && buf ? ibv_reg_mr(pd, buf, NT_BUF, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	ch = ibv_create_comp_channel(id->verbs);
+	cq = ch ? ibv_create_cq(id->verbs, 256, NULL, ch, 0) : NULL;
+	qp = mr && cq ? nt_qp(id, pd, cq, 16) : NULL;
+	check(qp != NULL, "a QP whose sends and receives share a CQ with a channel");
+	if (!qp)
+		return 1;
+	for (int i = 0; i < 16; i++)
+		if (nt_recv(qp, mr, i))
+			return 1;
+	if (rdma_connect(id, &cp))
+		return 1;
+	ev = nt_event(RDMA_CM_EVENT_ESTABLISHED);
+	memcpy(info, ev->param.conn.private_data, sizeof(info));
+	rdma_ack_cm_event(ev);
+
+	nt_arms(qp, ch, info[0], info[1]);
+	nt_loop(qp, ch, mr);
+
+	rdma_disconnect(id);
+	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	/* Events of the flushed receives may be pending: ack before destroy. */
+	while (nt_event_in(ch, cq, 100))
+		;
+	check(!ibv_destroy_cq(cq) && !ibv_destroy_comp_channel(ch),
+	      "destroy the CQ and its channel");
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(nt_ch);
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_wc wc[64];
@@ -177,8 +513,14 @@ int main(int argc, char **argv)
 	struct ibv_pd *pd;
 	int i, ok, got;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 4 && !strcmp(argv[1], "server"))
+		return nt_server(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "client"))
+		return nt_client(argv[2], argv[3]);
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		fprintf(stderr, "usage: %s DEVICE | server|client ADDR PORT\n",
+			argv[0]);
 		return 2;
 	}
 	printf("TAP version 13\n");

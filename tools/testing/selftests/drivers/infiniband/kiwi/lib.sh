@@ -182,6 +182,31 @@ pair() {
 	fi
 }
 
+# tap_pair NAME SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: start
+# the server (output to $out/NAME, shown as comments), wait until it prints
+# "listening", run the client, whose TAP points become ours (numbered "-"),
+# then one point for the server's exit status. Returns 1 when either failed.
+tap_pair() {
+	local name=$1 sns=$2 srv=() cns cli=() spid crc src
+	shift 2
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cns=$1
+	shift
+	cli=("$@")
+	ip netns exec "$sns" timeout 300 "${srv[@]}" >"$out/$name" 2>&1 &
+	spid=$!
+	check "$name: server listens" wait_for 60 grep -q listening "$out/$name"
+	ip netns exec "$cns" timeout 300 "${cli[@]}" |
+		sed 's/^\(\(not \)\?ok\) [0-9]*/\1 -/;/^TAP\|^1\.\./d'
+	crc=${PIPESTATUS[0]}
+	wait "$spid"
+	src=$?
+	sed 's/^/# /' "$out/$name"
+	check "$name: the server ended cleanly" test "$src" -eq 0
+	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
+}
+
 # kiwi_veth_dev_del DEV: undo kiwi_veth_dev.
 kiwi_veth_dev_del() {
 	ip link del kva

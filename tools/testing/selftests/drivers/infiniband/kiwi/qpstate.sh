@@ -8,7 +8,9 @@
 # and abortive closes with their flushes, then the Terminates kiwi sends
 # for a local error, Modify to SQE and a CQ overflow, with a second server
 # for a connection that must outlive the overflow. The server's packets are
-# dropped (netem on kvB) to hold a Read outstanding. Last, a process killed with a
+# dropped (netem on kvB) to hold a Read outstanding. Then RDMA Read
+# resources (rdserver/rdclient: ORD 0, ORD lowered in RTS, many QPs).
+# Last, a process killed with a
 # connection and its objects open is cleaned up: nothing left, the peer
 # sees the connection end, the module unloads.
 source "$(dirname "$0")/lib.sh"
@@ -47,6 +49,16 @@ sed 's/^/# /' "$out/srv2"
 check "V-ERR-8: second server: its connection ended with DISCONNECTED, QP in ERR, receives flushed" \
 	test $src -eq 0
 kiwi_no_leftovers qpstate kiwi0 qp cq mr pd || rc=1
+
+# RDMA Read resources: ORD 0 fails a Read and the QP, ORD lowered in RTS,
+# and many QPs with a Read outstanding on each at once.
+tap_pair read-resources \
+	kiwiB env KIWI_BLOCKED="tc qdisc show dev kvB | grep -q netem" \
+		"$Q" rdserver 192.0.2.2 7410 -- \
+	kiwiA env KIWI_BLOCK="ip netns exec kiwiB tc qdisc add dev kvB root netem loss 100%" \
+		KIWI_UNBLOCK="ip netns exec kiwiB tc qdisc del dev kvB root" \
+		"$Q" rdclient 192.0.2.2 7410 || rc=1
+kiwi_no_leftovers qpstate-rd kiwi0 qp cq mr pd || rc=1
 
 # A process killed while connected, with a PD, MR, CQs and a QP open.
 ip netns exec kiwiB timeout 120 "$Q" server 192.0.2.2 7401 1 >"$out/srv2" 2>&1 &
