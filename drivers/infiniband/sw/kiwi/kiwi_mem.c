@@ -489,8 +489,8 @@ int kiwi_mem_write_skb(struct kiwi_mem *mem, u64 addr,
  * common tools (qperf) ask for it on every MR, but it is never exercised:
  * iWARP without RFC 7306 has no atomic operation, and one arriving is an
  * unknown opcode. MW binding is kept for kiwi_mem_bind(), which binds
- * windows to user MRs only. Zero-based and on-demand MRs do not exist
- * (yet).
+ * windows to user MRs only. On-demand MRs do not exist; zero-based
+ * ones are user MRs only (kiwi_reg_user_mr()).
  */
 static int kiwi_mem_access_ok(int access)
 {
@@ -910,7 +910,7 @@ static int kiwi_mr_pin(struct kiwi_mem *mem, struct ib_device *ibdev,
  * @start: user address of the first byte
  * @length: bytes, 1 to KIWI_MAX_MR_SIZE
  * @iova: Tagged Offset the first byte gets; may differ from @start
- * @access: rights
+ * @access: rights, and IB_ZERO_BASED to give the first byte TO 0
  * @udata: libkiwi sends no driver data; anything non-zero is refused
  *
  * Context: process context of the owner; sleeps (pins the pages).
@@ -928,9 +928,12 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
-	ret = kiwi_mem_access_ok(access);
+	ret = kiwi_mem_access_ok(access & ~IB_ZERO_BASED);
 	if (ret)
 		return ERR_PTR(ret);
+	/* Zero-based (V-ADDR-1): the first byte has Tagged Offset 0. */
+	if (access & IB_ZERO_BASED)
+		iova = 0;
 	if (!length || length > KIWI_MAX_MR_SIZE ||
 	    iova + (length - 1) < iova)
 		return ERR_PTR(-EINVAL);

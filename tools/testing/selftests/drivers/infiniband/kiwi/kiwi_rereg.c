@@ -490,6 +490,38 @@ static int owner(void)
 	      !memcmp(snap, buf2, 4 * page),
 	      "the peer's Write lands in the new range (status %d)", st);
 
+	/*
+	 * V-ADDR-1: zero-based, at page offset 300: the first byte has TO 0,
+	 * locally and for the peer.
+	 */
+	{
+		uint8_t *zb = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct ibv_mr *zmr;
+
+		if (zb == MAP_FAILED)
+			die("zero-based buffer");
+		memset(zb, 0, 2 * page);
+		errno = 0;
+		zmr = ibv_reg_mr(pd1, zb + 300, 2 * page - 300,
+				 LW | RW | RR | IBV_ACCESS_ZERO_BASED);
+		check(zmr != NULL, "V-ADDR-1 reg_mr zero-based at page offset 300 (%s)",
+		      strerror(errno));
+		if (zmr) {
+			st = peer_write(&c, (void *)50, zmr->rkey, 11);
+			check(st == IBV_WC_SUCCESS && holds(zb + 350, 11, LEN) &&
+			      !zb[349] && !zb[350 + LEN],
+			      "V-ADDR-1 the peer's Write at TO 50 of the zero-based MR lands 50 bytes into it (status %d)",
+			      st);
+			st = local_read(&c, (void *)1000, LEN, zmr->lkey);
+			check(st == IBV_WC_SUCCESS && holds(zb + 1300, 11, LEN),
+			      "V-ADDR-1 an RDMA Read into TO 1000 of the zero-based MR through its lkey (status %d)",
+			      st);
+			ibv_dereg_mr(zmr);
+		}
+		munmap(zb, 2 * page);
+	}
+
 	/* The STag of before the translation change is dead (ends conn 1). */
 	memcpy(snap, buf2, 4 * page);
 	st = peer_write(&c, buf2 + 7, old_key, 5);
