@@ -1225,7 +1225,7 @@ static int client(const char *addr, const char *port)
  * for "every QP" in V-RD-8.
  */
 #define RD_NQP		128
-#define RD_NCONN	(2 + RD_NQP)
+#define RD_NCONN	(3 + RD_NQP)
 #define RD_SINK		2048	/* bytes each of the RD_NQP Reads brings */
 
 /* A server QP: its cm_id, and whether a marker Send came while blocked. */
@@ -1455,11 +1455,15 @@ static int rd_modify(struct ibv_qp *qp, int mask, uint8_t val,
  * posted behind a third Read (which ORD 4 would have let out) reaches the
  * server only once its packets flow again.
  * Raising ORD, or changing IRD, in RTS is refused.
+ * V-RD-9: another connection, with 3 Reads outstanding meanwhile, keeps
+ * its ORD of 4 and its Reads complete.
  */
 static void rd_lower(const char *addr, const char *port)
 {
 	static const uint8_t m = 'M';
 	struct rdma_cm_id *id = connect_rd(addr, port, 1, 4);
+	struct rdma_cm_id *oid = connect_rd(addr, port, 1, 4);
+	uint8_t *obuf = buf + 8 * 4096;
 	struct ibv_sge sge = { (uintptr_t)&m, 1, 0 };
 	struct ibv_send_wr wr = { .wr_id = 73, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
@@ -1481,6 +1485,11 @@ static void rd_lower(const char *addr, const char *port)
 		ret = post1(qp, 70 + i, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED,
 			    buf + i * 4096, 4096, peer.addr + READ_OFF + i * 4096);
 	check(!ret, "V-RD-7: 2 Reads posted, held outstanding");
+	memset(obuf, 0x5a, 3 * 4096);
+	for (int i = 0; i < 3 && !ret; i++)
+		ret = post1(oid->qp, 80 + i, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED,
+			    obuf + i * 4096, 4096, peer.addr + READ_OFF + i * 4096);
+	check(!ret, "V-RD-9: 3 Reads posted on another connection, held outstanding");
 	ret = rd_modify(qp, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC, 1, &a);
 	check(!ret && a.max_rd_atomic == 1 && a.qp_state == IBV_QPS_RTS,
 	      "V-RD-7, V-ST-R3: RTS -> RTS lowering ORD from 4 to 1 with Reads outstanding succeeds, query_qp reports ORD 1 (%d, %u)",
@@ -1493,6 +1502,10 @@ static void rd_lower(const char *addr, const char *port)
 	check(ret == EINVAL && a.max_dest_rd_atomic == 1,
 	      "V-RD-7: changing IRD in RTS (1 -> 2) refused with EINVAL, IRD stays 1 (%d, %u)",
 	      ret, a.max_dest_rd_atomic);
+	qp_query(oid->qp, &a);
+	check(a.max_rd_atomic == 4 && a.qp_state == IBV_QPS_RTS,
+	      "V-RD-9: the other connection's QP kept ORD 4 and RTS (%u)",
+	      a.max_rd_atomic);
 	/*
 	 * A third Read, within the old ORD but not the new one, then the
 	 * marker (wr_id 73), then 3 more Reads: Reads k = 0..5 are wr_ids
@@ -1525,10 +1538,23 @@ static void rd_lower(const char *addr, const char *port)
 	      ret ? '?' : rep.last[0]);
 	check(!ret && rep.ird == 4,
 	      "V-RD-7: the peer's IRD stayed 4 (%u)", rep.ird);
+	got = drain(oid->qp->send_cq, wc, 3);
+	ok = got == 3;
+	for (int i = 0; ok && i < 3; i++)
+		ok = wc[i].wr_id == (uint64_t)(80 + i) &&
+		     wc[i].status == IBV_WC_SUCCESS;
+	for (int i = 0; ok && i < 3 * 4096; i++)
+		ok = obuf[i] == pattern(i);
+	check(ok, "V-RD-9: the other connection's 3 Reads complete in order with the right data (%d)",
+	      got);
 	check(!rdma_disconnect(id), "V-RD-7: rdma_disconnect");
 	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
 	free_qp(id);
 	rdma_destroy_id(id);
+	check(!rdma_disconnect(oid), "V-RD-9: rdma_disconnect of the other");
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	free_qp(oid);
+	rdma_destroy_id(oid);
 }
 
 /*
