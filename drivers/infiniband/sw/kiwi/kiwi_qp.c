@@ -20,6 +20,7 @@
 
 #include <linux/log2.h>
 #include <linux/vmalloc.h>
+#include <net/tcp.h>
 #include <rdma/ib_user_verbs.h>
 
 #include "kiwi.h"
@@ -323,13 +324,21 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 }
 
 /* Context: qp->state_lock held. Publishes the state to libkiwi too. */
-static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state)
+static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state,
+			      bool reset)
 {
 	bool failing = state == IB_QPS_ERR && qp->state != IB_QPS_ERR;
 
 	WRITE_ONCE(qp->state, state);
 	/* Full barrier: a later post sees the new state in the ring. */
 	smp_store_mb(qp->ctrl->state, state);
+	/*
+	 * An abortive close resets the stream before the engines stop, which
+	 * would end it with a FIN; the connection manager, seeing the reset,
+	 * finds the QP in ERR already and raises no event.
+	 */
+	if (reset && qp->sock)
+		tcp_abort(qp->sock->sk, ECONNABORTED);
 	/* What was posted before the QP failed completes as flushed. */
 	if (state == IB_QPS_ERR) {
 		kiwi_engines_stop(qp);
@@ -561,7 +570,9 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
 
-	kiwi_qp_set_state(qp, new);
+	/* Modify to ERR is an abortive close (V-ST-R10) */
+	kiwi_qp_set_state(qp, new, new == IB_QPS_ERR &&
+			  (cur == IB_QPS_RTS || cur == IB_QPS_SQD));
 	/*
 	 * A connected QP closes: gracefully from SQD, by reset from ERR, and
 	 * from SQE with a Terminate, sent before this call returns (V-ST-R6,
@@ -669,7 +680,7 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	qp->rtr_pending = cep->rtr != KIWI_RTR_NONE;
 	qp->initiator = initiator;
 	qp->sock = cep->sock;
-	kiwi_qp_set_state(qp, IB_QPS_RTS);
+	kiwi_qp_set_state(qp, IB_QPS_RTS, false);
 	kiwi_engines_start(qp);
 out:
 	mutex_unlock(&qp->state_lock);
@@ -684,7 +695,7 @@ void kiwi_qp_cm_disconnected(struct kiwi_qp *qp)
 {
 	mutex_lock(&qp->state_lock);
 	if (qp->state != IB_QPS_ERR)
-		kiwi_qp_set_state(qp, IB_QPS_ERR);
+		kiwi_qp_set_state(qp, IB_QPS_ERR, false);
 	else
 		kiwi_engines_stop(qp);
 	qp->sock = NULL;
