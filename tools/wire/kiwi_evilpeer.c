@@ -113,6 +113,7 @@ struct peer {
 	bool got_reply;
 	const char *only_send;		/* if set, any other Send is bad */
 	bool ended;			/* the connection is over */
+	int end;			/* how: recv_fpdu()'s last return */
 	char reply[64];
 	unsigned long read_bytes;	/* Read Response payload seen */
 	u64 want_len;			/* bytes of the expected Read data */
@@ -597,6 +598,7 @@ static int collect(struct peer *p, enum stop_at until, const u8 *want, u64 *to)
 		}
 	}
 	p->ended = true;
+	p->end = r;
 	how = r == 0 ? "then closed" : r == -ECONNRESET ? "then reset" :
 	      r == -ETIMEDOUT ? "no close within the timeout" : "then broken";
 	if (r == -ETIMEDOUT || r == -EPROTO)
@@ -997,6 +999,64 @@ static void c_peer_terminate(struct peer *p)
 }
 
 /*
+ * local-sqd and local-sqe-big: after "before", a 1 MiB Send of region rw
+ * (MSN 2), then the FIN of the server's graceful close, or a Terminate.
+ * Every segment must be whole, in order and hold the region's bytes; the
+ * result is "send BYTES last fin" (no "last": the message was cut at an
+ * FPDU boundary), or "segments, term L/E/CC FLAGS" with BYTES and "last"
+ * in the details, as a Modify to SQE may stop the message at any segment.
+ */
+static void local_big(struct peer *p)
+{
+	struct kiwi_ddp_hdr h;
+	unsigned int n, i;
+	u64 got = 0;
+	bool last = false;
+	int r;
+
+	while ((r = recv_fpdu(p)) == 1) {
+		if (!kiwi_ddp_parse(p->rbuf, p->rlen, &h) &&
+		    h.opcode == KIWI_OP_TERMINATE) {
+			on_terminate(p, &h);
+			continue;
+		}
+		if (kiwi_ddp_parse(p->rbuf, p->rlen, &h) || p->got_term ||
+		    h.opcode != KIWI_OP_SEND || last) {
+			bad(p, "FPDU other than the 1 MiB Send's (opcode %u)",
+			    h.opcode);
+			continue;
+		}
+		n = p->rlen - h.hdr_len;
+		if (h.qn != KIWI_QN_SEND || h.msn != 2 || h.mo != got)
+			bad(p, "Send segment qn %u msn %u mo %u after %llu bytes",
+			    h.qn, h.msn, h.mo, (unsigned long long)got);
+		for (i = 0; i < n; i++)
+			if (p->rbuf[h.hdr_len + i] != pattern(got + i))
+				break;
+		if (i < n)
+			bad(p, "Send data differs at offset %llu",
+			    (unsigned long long)got + i);
+		got += n;
+		last = h.last;
+	}
+	p->ended = true;
+	if (!p->got_term) {
+		snprintf(p->result, sizeof(p->result), "send %llu%s %s",
+			 (unsigned long long)got, last ? " last" : "",
+			 r == 0 ? "fin" : r == -ECONNRESET ? "reset" : "broken");
+		return;
+	}
+	snprintf(p->result, sizeof(p->result), "segments, term %x/%x/%02x %s",
+		 KIWI_TC_LAYER(p->term_code), KIWI_TC_ETYPE(p->term_code),
+		 KIWI_TC_ECODE(p->term_code), p->term_flags);
+	snprintf(p->detail, sizeof(p->detail), "%llu bytes%s, then %s",
+		 (unsigned long long)got, last ? ", the whole message" : "",
+		 r == 0 ? "closed" : r == -ECONNRESET ? "reset" : "broken");
+	if (r)
+		bad(p, "no clean close after the Terminate");
+}
+
+/*
  * kiwi_term_server fails its own QP (its local-* cases) after a good Send
  * "before": the stream holds that Send whole, then the Terminate in place
  * of the failed WR and of all after it. Only local-cqof's Sends "ov",
@@ -1014,6 +1074,10 @@ static void c_local(struct peer *p)
 	if (!strcmp(p->name, "local-rcqof") &&
 	    (collect(p, UNTIL_REPLY, NULL, NULL) != 1 || strcmp(p->reply, "go")))
 		bad(p, "no Send \"go\" after \"before\"");
+	if (!strcmp(p->name, "local-sqd") || !strcmp(p->name, "local-sqe-big")) {
+		local_big(p);
+		return;
+	}
 	p->only_send = strcmp(p->name, "local-cqof") ? "" : "ov";
 	if (!strcmp(p->name, "local-rcqof")) {
 		send_fpdu(p, u, untagged(u, KIWI_OP_SEND, 0, KIWI_QN_SEND,
@@ -1022,6 +1086,11 @@ static void c_local(struct peer *p)
 					 p->msn_send++, "two", 3));
 	}
 	collect(p, UNTIL_CLOSE, NULL, NULL);
+	/* V-ST-R10: an abortive close is a reset, with no Terminate */
+	if (!strcmp(p->name, "local-err") && !p->got_term)
+		snprintf(p->result, sizeof(p->result), "%s",
+			 p->end == -ECONNRESET ? "reset" :
+			 p->end == 0 ? "closed" : "broken");
 }
 
 /* ---- close cases ---- */
@@ -1115,6 +1184,50 @@ static void c_term_stall(struct peer *p)
 	sleep(1);	/* the response is stuck on our window by now */
 	send_bad(p, u, small_msg(p, u, 8, false));
 	stall(p);
+}
+
+/*
+ * V-TERM-8: two bad Writes in one TCP segment, to no STag and then across
+ * rw's end; the one Terminate must name the first.
+ */
+static void c_two_bad(struct peer *p)
+{
+	u8 u[2][KIWI_TAGGED_HDR_LEN + 64], data[64], out[256];
+	size_t n;
+
+	need_regions(p);
+	memset(data, 'w', sizeof(data));
+	tagged(u[0], KIWI_OP_WRITE, BOGUS_STAG, p->rw.addr, data, 64);
+	tagged(u[1], KIWI_OP_WRITE, p->rw.stag, p->rw.addr + p->rw.len - 32,
+	       data, 64);
+	offender(p, u[0], sizeof(u[0]));
+	n = fpdu_frame(p, out, u[0], sizeof(u[0]), 0);
+	n += fpdu_frame(p, out + n, u[1], sizeof(u[1]), 0);
+	send_all(p, out, n);
+}
+
+/*
+ * V-TERM-1: an invalid frame while the device streams its 1 MiB Read
+ * Response into our small window; then we read everything. What precedes
+ * the Terminate must be whole, valid Read Response FPDUs with the region's
+ * bytes at their offsets, and nothing may follow it.
+ */
+static void c_term_stream(struct peer *p)
+{
+	static u8 want[1 << 20];
+	u64 to = 0, i;
+	u8 u[64];
+
+	for (i = 0; i < sizeof(want); i++)
+		want[i] = pattern(i);
+	p->want_len = sizeof(want);
+	send_big_read(p);
+	sleep(1);	/* the response is under way, held by our window */
+	send_bad(p, u, small_msg(p, u, 8, false));
+	collect(p, UNTIL_CLOSE, want, &to);
+	snprintf(p->detail + strlen(p->detail),
+		 sizeof(p->detail) - strlen(p->detail),
+		 ", %llu bytes of Read Response first", (unsigned long long)to);
 }
 
 /* Wait for the device's FIN (it closes first), reading what comes. */
@@ -1225,8 +1338,14 @@ static const struct evil_case cases[] = {
 	RDMA("local-lkey", c_local, "the server posts a Send with a bad lkey"),
 	RDMA("local-bind", c_local, "the server's window bind is refused"),
 	RDMA("local-sqe", c_local, "the server moves its QP to SQE"),
+	RDMA("local-err", c_local, "the server moves its QP to ERR"),
+	RDMA("local-sqd", c_local, "the server sends 1 MiB and moves its QP to SQD"),
+	RDMA("local-sqe-big", c_local, "the server sends 1 MiB and moves its QP to SQE"),
 	RDMA("local-cqof", c_local, "the server's CQ overflows"),
 	RDMA("local-rcqof", c_local, "our Sends overflow the server's CQ"),
+	RDMA("two-bad", c_two_bad, "two bad Writes in one TCP segment"),
+	CLOSE("term-stream", c_term_stream, NULL, STALL_RCVBUF,
+	      "an invalid frame while the server streams our 1 MiB Read"),
 	CLOSE("rst", c_rst, NULL, 0, "a TCP reset from us in RDMA mode"),
 	CLOSE("fin-read", c_fin_read, " read", 0,
 	      "our FIN while the server's RDMA Read to us is outstanding"),

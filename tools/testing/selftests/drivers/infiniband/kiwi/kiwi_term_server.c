@@ -43,7 +43,10 @@
  * good Send "before" has completed: local-lkey posts a 64 KiB Send whose
  * second SGE has an lkey that names no MR, then a good Send; local-bind a type 2 window bind on
  * an MR without MW_BIND access, then a good Send; local-sqe moves the QP
- * to SQE (the consumer's Terminate); local-cqof, whose CQ has one entry,
+ * to SQE (the consumer's Terminate); local-err to ERR (an abortive close,
+ * "ERR" in sends=); local-sqd posts a 1 MiB Send of region rw, then at
+ * once moves the QP to SQD (a graceful close), local-sqe-big the same,
+ * but to SQE; local-cqof, whose CQ has one entry,
  * posts 4 signalled Sends "ov" without polling, overflowing the CQ, and
  * local-rcqof, whose CQ has one entry too, sends an unsignalled "go" and
  * waits without polling while the peer's Sends overflow it with receive
@@ -543,6 +546,33 @@ static void local_case(struct conn *c)
 			note_send(c, st == IBV_QPS_SQE || st == IBV_QPS_ERR ?
 				  "SQE" : "SQE-then-other");
 		}
+	} else if (!strcmp(c->name, "local-err")) {
+		struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+		if (!ibv_modify_qp(c->id->qp, &attr, IBV_QP_STATE))
+			note_send(c, qp_state(c) == IBV_QPS_ERR ? "ERR" :
+				  "ERR-then-other");
+	} else if (!strcmp(c->name, "local-sqd") ||
+		   !strcmp(c->name, "local-sqe-big")) {
+		/* SQD: the whole 1 MiB Send goes out before the FIN. */
+		struct ibv_sge sge = {
+			(uintptr_t)mem.region[0], RW_LEN, mem.mr[0]->lkey
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = 101, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		}, *badwr;
+		struct ibv_qp_attr attr = {
+			.qp_state = c->name[6] == 's' && c->name[8] == 'd' ?
+				    IBV_QPS_SQD : IBV_QPS_SQE,
+		};
+
+		if (ibv_post_send(c->id->qp, &wr, &badwr))
+			note_send(c, "POST-refused");
+		else if (ibv_modify_qp(c->id->qp, &attr, IBV_QP_STATE))
+			note_send(c, "MODIFY-refused");
+		else if (attr.qp_state == IBV_QPS_SQE)
+			note_send(c, "SQE");
 	} else if (!strcmp(c->name, "local-cqof") ||
 		   !strcmp(c->name, "local-rcqof")) {
 		for (int i = 0; i < 4 && !strcmp(c->name, "local-cqof"); i++)
