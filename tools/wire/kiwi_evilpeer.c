@@ -1057,6 +1057,27 @@ static void local_big(struct peer *p)
 }
 
 /*
+ * local-bindok (V-WR-9): the server's Bind and Local Invalidate between
+ * "before" and "after" put nothing on the wire: the next FPDU is the whole
+ * Send "after", MSN 2; then we close, and nothing else may come.
+ */
+static void local_bindok(struct peer *p)
+{
+	struct kiwi_ddp_hdr h;
+
+	if (collect(p, UNTIL_REPLY, NULL, NULL) != 1 ||
+	    strcmp(p->reply, "after")) {
+		bad(p, "no Send \"after\" right after \"before\"");
+		return;
+	}
+	if (kiwi_ddp_parse(p->rbuf, p->rlen, &h) || h.msn != 2)
+		bad(p, "Send \"after\" with MSN %u, not 2", h.msn);
+	p->only_send = "";
+	shutdown(p->fd, SHUT_WR);
+	collect(p, UNTIL_CLOSE, NULL, NULL);
+}
+
+/*
  * kiwi_term_server fails its own QP (its local-* cases) after a good Send
  * "before": the stream holds that Send whole, then the Terminate in place
  * of the failed WR and of all after it. Only local-cqof's Sends "ov",
@@ -1076,6 +1097,10 @@ static void c_local(struct peer *p)
 		bad(p, "no Send \"go\" after \"before\"");
 	if (!strcmp(p->name, "local-sqd") || !strcmp(p->name, "local-sqe-big")) {
 		local_big(p);
+		return;
+	}
+	if (!strcmp(p->name, "local-bindok")) {
+		local_bindok(p);
 		return;
 	}
 	p->only_send = strcmp(p->name, "local-cqof") ? "" : "ov";
@@ -1338,6 +1363,7 @@ static const struct evil_case cases[] = {
 	RDMA("local-lkey", c_local, "the server posts a Send with a bad lkey"),
 	RDMA("local-bind", c_local, "the server's window bind is refused"),
 	RDMA("local-sqe", c_local, "the server moves its QP to SQE"),
+	RDMA("local-bindok", c_local, "the server binds and invalidates a window between two Sends"),
 	RDMA("local-err", c_local, "the server moves its QP to ERR"),
 	RDMA("local-sqd", c_local, "the server sends 1 MiB and moves its QP to SQD"),
 	RDMA("local-sqe-big", c_local, "the server sends 1 MiB and moves its QP to SQE"),

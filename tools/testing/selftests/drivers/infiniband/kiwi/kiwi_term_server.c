@@ -43,7 +43,8 @@
  * good Send "before" has completed: local-lkey posts a 64 KiB Send whose
  * second SGE has an lkey that names no MR, then a good Send; local-bind a type 2 window bind on
  * an MR without MW_BIND access, then a good Send; local-sqe moves the QP
- * to SQE (the consumer's Terminate); local-err to ERR (an abortive close,
+ * to SQE (the consumer's Terminate); local-bindok binds a type 2 window
+ * and invalidates it, then sends "after" (nothing fails); local-err to ERR (an abortive close,
  * "ERR" in sends=); local-sqd posts a 1 MiB Send of region rw, then at
  * once moves the QP to SQD (a graceful close), local-sqe-big the same,
  * but to SQE; local-cqof, whose CQ has one entry,
@@ -546,6 +547,34 @@ static void local_case(struct conn *c)
 			note_send(c, st == IBV_QPS_SQE || st == IBV_QPS_ERR ?
 				  "SQE" : "SQE-then-other");
 		}
+	} else if (!strcmp(c->name, "local-bindok")) {
+		/* V-WR-9: a Bind and a Local Invalidate, then a Send */
+		struct ibv_mr *mr = reg(mem.pd, mem.sbuf, sizeof(mem.sbuf),
+					IBV_ACCESS_MW_BIND |
+					IBV_ACCESS_LOCAL_WRITE);
+		struct ibv_mw *mw = ibv_alloc_mw(mem.pd, IBV_MW_TYPE_2);
+		struct ibv_send_wr wr = {
+			.wr_id = 101, .opcode = IBV_WR_BIND_MW,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, inv = {
+			.wr_id = 102, .opcode = IBV_WR_LOCAL_INV,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *badwr;
+
+		if (!mw)
+			fail("ibv_alloc_mw");
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+		wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+			mr, (uintptr_t)mem.sbuf, 8, IBV_ACCESS_REMOTE_READ };
+		inv.invalidate_rkey = wr.bind_mw.rkey;
+		if (ibv_post_send(c->id->qp, &wr, &badwr) ||
+		    ibv_post_send(c->id->qp, &inv, &badwr) ||
+		    send_text(c, 103, "after", lkey))
+			fail("ibv_post_send");
+		wait_sends(c, 4);
+		ibv_dealloc_mw(mw);
+		ibv_dereg_mr(mr);
 	} else if (!strcmp(c->name, "local-err")) {
 		struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 

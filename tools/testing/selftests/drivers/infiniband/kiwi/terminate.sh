@@ -193,6 +193,9 @@ evil local-bind "term 0/0/00 -" "$LOCAL sends=OK,MW_BIND_ERR,FLUSH" \
 	"refused window bind: Local Catastrophic 0x0000, V-AMB-7"
 evil local-sqe "term 0/0/00 -" "$LOCAL sends=OK,SQE" \
 	"Modify RTS -> SQE: Local Catastrophic 0x0000, V-ST-R6, V-LLP-8"
+evil local-bindok "reply after" \
+	"async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,OK,OK,OK" \
+	"V-WR-9: a window Bind and Local Invalidate between two Sends send nothing"
 evil local-err reset "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=1 sends=OK,ERR" \
 	"V-ST-R10, V-LLP-6: Modify RTS -> ERR: after \"before\", a reset and no Terminate"
 evil local-sqd "send 1048576 last fin" "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,OK" \
