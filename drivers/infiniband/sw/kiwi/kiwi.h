@@ -308,6 +308,7 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 void kiwi_qp_cm_disconnected(struct kiwi_qp *qp);
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
 bool kiwi_qp_work_pending(struct kiwi_qp *qp);
+bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp);
 struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);
 const struct cpumask *kiwi_get_vector_affinity(struct ib_device *ibdev,

@@ -532,7 +532,7 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 		 */
 		if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
 		    cep->qp && cep->qp->sock == cep->sock &&
-		    kiwi_qp_work_pending(cep->qp)) {
+		    kiwi_qp_fin_cuts_work(cep->qp)) {
 			kiwi_rx_terminate_llp(cep->qp, KIWI_TC_RDMAP_CATA_STREAM);
 			kiwi_cep_teardown(cep, true);
 			return;

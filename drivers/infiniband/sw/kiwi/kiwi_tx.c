@@ -1226,6 +1226,35 @@ bool kiwi_qp_work_pending(struct kiwi_qp *qp)
 		 KIWI_WQE_VALID));
 }
 
+/**
+ * kiwi_qp_fin_cuts_work() - would the peer's FIN cut work short?
+ * @qp: the connected QP
+ *
+ * The peer may send its FIN the moment our last bytes reach it, while the
+ * transmit loop that sent them has yet to retire the entry. A loop still
+ * running is given about 100 ms to finish; one that stays busy (blocked
+ * in TCP on a long message) has work pending (V-ST-R4, V-LLP-11).
+ *
+ * Context: process context, the endpoint's lock held (it comes before
+ * tx->run_lock); sleeps.
+ */
+bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	bool pending;
+	int i;
+
+	for (i = 0; i < 100 && kiwi_qp_work_pending(qp); i++) {
+		if (mutex_trylock(&tx->run_lock)) {
+			pending = kiwi_qp_work_pending(qp);
+			mutex_unlock(&tx->run_lock);
+			return pending;
+		}
+		usleep_range(1000, 2000);
+	}
+	return kiwi_qp_work_pending(qp);
+}
+
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
