@@ -139,6 +139,9 @@ def summary(rows):
     out.append("PENDING by area: " +
                ", ".join("``%s`` %d" % (a, areas[a]) for a in AREAS) + ".")
     out.append("")
+    if not untested:
+        out.append("UNTESTED items: none.")
+        return out
     out.append("UNTESTED items (%d), each row says which test is missing:" %
                len(untested))
     out.append("")
