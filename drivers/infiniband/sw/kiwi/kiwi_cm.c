@@ -106,6 +106,12 @@ static void kiwi_cep_sock_attach(struct kiwi_cep *cep, struct socket *sock)
 }
 
 /* Give the callbacks back and close the socket; with @abrupt, reset it. */
+static int kiwi_cep_discard(read_descriptor_t *desc, struct sk_buff *skb,
+			    unsigned int off, size_t len)
+{
+	return len;
+}
+
 static void kiwi_cep_sock_close(struct kiwi_cep *cep, bool abrupt)
 {
 	struct socket *sock = cep->sock;
@@ -122,10 +128,21 @@ static void kiwi_cep_sock_close(struct kiwi_cep *cep, bool abrupt)
 	sk->sk_error_report = cep->saved_error_report;
 	write_unlock_bh(&sk->sk_callback_lock);
 
-	if (abrupt)
+	if (abrupt) {
 		sock_no_linger(sk);
-	else
+	} else {
+		/*
+		 * TCP closes a socket holding unread data with a reset, and
+		 * drops what is still queued to send: a Terminate above all.
+		 * What the peer sent is of no use any more.
+		 */
+		read_descriptor_t desc = { .count = 1 };
+
+		lock_sock(sk);
+		tcp_read_sock(sk, &desc, kiwi_cep_discard);
+		release_sock(sk);
 		kernel_sock_shutdown(sock, SHUT_RDWR);
+	}
 	sock_release(sock);
 	cep->sock = NULL;
 	kiwi_cep_put(cep);	/* the socket's reference */
@@ -491,10 +508,20 @@ static bool kiwi_cep_data_after_fin(struct sock *sk)
 static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 {
 	struct sock *sk = cep->sock ? cep->sock->sk : NULL;
-	bool term = test_bit(KIWI_CEP_CLOSE_TERM, &cep->close_req);
+	bool term;
 
 	if (!sk)
 		return;
+	/*
+	 * What the peer sent before its reset or FIN is read first: a
+	 * Terminate there decides how the connection ends (V-LLP-9). Not
+	 * after our FIN (V-ST-C2), nor once the QP is failing on its own.
+	 */
+	if (!cep->fin_sent &&
+	    !test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
+	    cep->qp && cep->qp->sock == cep->sock)
+		kiwi_rx_drain(cep->qp);
+	term = test_bit(KIWI_CEP_CLOSE_TERM, &cep->close_req);
 	/*
 	 * The stream failed: a reset from the peer, a timeout, a send that
 	 * could not finish. The QP fails with an event and no Terminate
@@ -520,12 +547,6 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 		return;
 	}
 	if (sk->sk_shutdown & RCV_SHUTDOWN) {
-		/*
-		 * TCP marks the FIN before the receive engine has read the
-		 * data in front of it (a Terminate above all): read it first.
-		 */
-		if (cep->qp && cep->qp->sock == cep->sock)
-			kiwi_rx_drain(cep->qp);
 		/*
 		 * A FIN with our send queue or the peer's Reads unfinished is
 		 * a Bad LLP Close: Terminate, not a close (V-ST-R4, V-LLP-11).
