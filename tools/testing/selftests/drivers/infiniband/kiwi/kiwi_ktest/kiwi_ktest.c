@@ -218,6 +218,92 @@ out:
 }
 
 /*
+ * max_cq and max_qp are enforced (V-LIM-1): exactly that many of the
+ * smallest CQs, and of the smallest QPs, then -ENOMEM; freeing one makes
+ * room again. The device must hold no other CQ or QP meanwhile.
+ */
+static void kt_case_max_cq_qp(struct kt *kt)
+{
+	int max_cq = kt->ibdev->attrs.max_cq, max_qp = kt->ibdev->attrs.max_qp;
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_cq **cqs;
+	struct ib_qp **qps;
+	struct ib_pd *pd;
+	int i, got = 0, gotq = 0;
+	long err = 0;
+
+	pd = kt_pd(kt);
+	if (!pd)
+		return;
+	cqs = kvcalloc(max_cq + 1, sizeof(*cqs), GFP_KERNEL);
+	qps = kvcalloc(max_qp + 1, sizeof(*qps), GFP_KERNEL);
+	if (!kt_check(kt, max_cq > 1 && max_qp > 0 && cqs && qps,
+		      "max_cq %d, max_qp %d", max_cq, max_qp))
+		goto out;
+	for (i = 0; i <= max_cq; i++) {
+		cqs[got] = ib_alloc_cq(kt->ibdev, NULL, 1, 0, IB_POLL_DIRECT);
+		if (IS_ERR(cqs[got])) {
+			err = PTR_ERR(cqs[got]);
+			break;
+		}
+		got++;
+		cond_resched();
+	}
+	kt_check(kt, got == max_cq && err == -ENOMEM,
+		 "V-LIM-1: max_cq CQs, then -ENOMEM (%d, %ld)", got, err);
+	if (got < 2)
+		goto out_cq;
+	ib_free_cq(cqs[--got]);
+	cqs[got] = ib_alloc_cq(kt->ibdev, NULL, 1, 0, IB_POLL_DIRECT);
+	if (kt_check(kt, !IS_ERR(cqs[got]),
+		     "after freeing one, a CQ can be allocated again"))
+		got++;
+	/* The first two stay, for the QPs. */
+	while (got > 2) {
+		ib_free_cq(cqs[--got]);
+		cond_resched();
+	}
+
+	init.send_cq = cqs[0];
+	init.recv_cq = cqs[1];
+	err = 0;
+	for (i = 0; i <= max_qp; i++) {
+		qps[gotq] = ib_create_qp(pd, &init);
+		if (IS_ERR(qps[gotq])) {
+			err = PTR_ERR(qps[gotq]);
+			break;
+		}
+		gotq++;
+		cond_resched();
+	}
+	kt_check(kt, gotq == max_qp && err == -ENOMEM,
+		 "V-LIM-1: max_qp QPs, then -ENOMEM (%d, %ld)", gotq, err);
+	if (gotq) {
+		ib_destroy_qp(qps[--gotq]);
+		qps[gotq] = ib_create_qp(pd, &init);
+		if (kt_check(kt, !IS_ERR(qps[gotq]),
+			     "after destroying one, a QP can be created again"))
+			gotq++;
+	}
+	for (i = 0; i < gotq; i++) {
+		ib_destroy_qp(qps[i]);
+		cond_resched();
+	}
+out_cq:
+	for (i = 0; i < got; i++)
+		ib_free_cq(cqs[i]);
+out:
+	kvfree(qps);
+	kvfree(cqs);
+	kt_dealloc_pd(kt, pd);
+}
+
+/*
  * A freed STag index comes back only after many other registrations, and
  * with another key: a stale STag never names a new MR by accident.
  */
@@ -632,6 +718,7 @@ static const struct kt_case kt_cases[] = {
 	{ "map_mr_sg", kt_case_map_mr_sg },
 	{ "alloc_mr_limits", kt_case_alloc_mr_limits },
 	{ "max_mr", kt_case_max_mr },
+	{ "max_cq_qp", kt_case_max_cq_qp },
 	{ "stag_reuse", kt_case_stag_reuse },
 	{ "qp_flush", kt_case_qp_flush },
 	{ "comp_vector", kt_case_comp_vector },
