@@ -31,6 +31,8 @@ PKGS=(
 	tshark
 	# the benchmark (make bench): the TCP reference and the plot
 	iperf3 python3-matplotlib
+	# storage over kiwi (storage_*.sh, make bench): NVMe-oF, NFS/RDMA, iSER
+	nvme-cli nfs-kernel-server nfs-common targetcli-fb open-iscsi fio
 	# the VM itself (virtme-ng's own dependencies are pulled in below)
 	qemu-system-x86 busybox-static
 )

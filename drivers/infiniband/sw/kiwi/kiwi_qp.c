@@ -743,11 +743,21 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		sqe->opcode = KIWI_WR_RDMA_READ;
 		break;
 	case IB_WR_RDMA_READ_WITH_INV:
-		/* How rdma_rw reads into an MR it registered for one I/O. */
-		if (wr->num_sge > 1)
+		/*
+		 * How rdma_rw reads into an MR it registered for one I/O. The
+		 * STag invalidated is the data sink's (RDMA Read with Local
+		 * Invalidate). rdma_rw fills ex.invalidate_rkey when it sets
+		 * the context up and bumps the MR's key only when it posts, so
+		 * that field may carry an older key of the same MR: it must
+		 * name the sink's MR, but its key byte is not compared. The
+		 * sink's STag itself is checked in full at placement.
+		 */
+		if (wr->num_sge != 1 ||
+		    KIWI_STAG_INDEX(wr->ex.invalidate_rkey) !=
+		    KIWI_STAG_INDEX(wr->sg_list[0].lkey))
 			return -EINVAL;
 		sqe->opcode = KIWI_WR_READ_INV;
-		sqe->inv_stag = wr->ex.invalidate_rkey;
+		sqe->inv_stag = wr->sg_list[0].lkey;
 		break;
 	case IB_WR_SEND:
 		sqe->opcode = KIWI_WR_SEND;

@@ -37,6 +37,7 @@
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/rw.h>
 
 #include "kiwi_ktest.h"
 
@@ -80,6 +81,8 @@ MODULE_PARM_DESC(port, "the server's port (default 7480)");
 #define KCM_TIMEOUT	(20 * HZ)
 #define KCM_RESOLVE_MS	5000
 #define KCM_EVENTS	8
+#define KCM_RW_CTXS	2	/* rdma_rw contexts of a QP, as ULPs ask */
+#define KCM_RW_ROUNDS	3	/* reuses of the pool's MRs */
 
 /* Sizes, and the offset of the first byte in the fast-registered pages. */
 static const struct kcm_size {
@@ -687,8 +690,9 @@ static struct ib_mr *kcm_sink_alloc(struct kcm *t)
 	return sink;
 }
 
-/* B's RDMA Read with Invalidate of @inv out of A's MR into @sink. */
-static bool kcm_read_inv(struct kcm *t, struct ib_mr *sink, u32 len, u32 inv)
+/* Post B's RDMA Read with Invalidate of @inv out of A's MR into @sink. */
+static int kcm_read_inv_post(struct kcm *t, struct ib_mr *sink, u32 len,
+			     u32 inv)
 {
 	struct kcm_end *b = &t->b;
 	struct ib_sge sge = {
@@ -709,7 +713,12 @@ static bool kcm_read_inv(struct kcm *t, struct ib_mr *sink, u32 len, u32 inv)
 		.rkey = le32_to_cpu(b->msg[KCM_MSG_IN].rkey),
 	};
 
-	return kcm_posted(b, ib_post_send(b->id->qp, &wr.wr, NULL),
+	return ib_post_send(b->id->qp, &wr.wr, NULL);
+}
+
+static bool kcm_read_inv(struct kcm *t, struct ib_mr *sink, u32 len, u32 inv)
+{
+	return kcm_posted(&t->b, kcm_read_inv_post(t, sink, len, inv),
 			  "a Read with Invalidate");
 }
 
@@ -763,33 +772,99 @@ static void kcm_conn_ends(struct kcm *t)
 }
 
 /*
- * A Read with Invalidate of an STag that does not exist fails locally:
- * the data may be in, but the Read completes with IB_WC_LOC_PROT_ERR and
- * the connection ends. A's MR is untouched by it.
+ * A Read with Invalidate names the MR it reads into. One that names
+ * another MR is refused at post with -EINVAL, and nothing goes out; one
+ * that names the sink's MR by an older key, as rdma_rw does, reads and
+ * invalidates the sink's current STag (V-INV-1). The connection lives on.
  */
+static void kcm_disconnect(struct kcm *t);
+
 static void kcm_read_inv_bad(struct kcm *t)
 {
 	const u32 len = 4096;
 	struct kcm_end *b = &t->b;
-	struct ib_wc *wc = &b->w[KCM_W_SEND].wc;
+	struct kcm_sgl dst = { .n = 1, .off = { KCM_READ_OFF }, .len = { len } };
 	struct ib_mr *sink;
 	bool ok, untouched;
+	int ret;
 	u32 crc;
 
 	sink = kcm_sink_alloc(t);
 	if (!sink)
 		return;
 	crc = kcm_fr_walk(t, 0, len, true, true, &untouched);
+	memset(b->buf, KCM_POISON, KCM_READ_OFF + len + KCM_GUARD);
 	ok = kcm_fr_map(t, 0, len) &&
 	     kcm_fr_offer(t, IB_ACCESS_REMOTE_READ, crc) &&
-	     kcm_sink_reg(t, sink, len) &&
-	     kcm_read_inv(t, sink, len, sink->lkey ^ 0x80000000) &&
-	     wait_for_completion_timeout(&b->w[KCM_W_SEND].done, KCM_TIMEOUT);
-	kt_check(&t->kt, ok && wc->status == IB_WC_LOC_PROT_ERR,
-		 "a Read with Invalidate of an STag B does not have completes with IB_WC_LOC_PROT_ERR (%s)",
-		 ok ? ib_wc_status_msg(wc->status) : "no completion");
-	kcm_conn_ends(t);
+	     kcm_sink_reg(t, sink, len);
+	ret = ok ? kcm_read_inv_post(t, sink, len, sink->lkey ^ 0x80000000) : 0;
+	kt_check(&t->kt, ok && ret == -EINVAL,
+		 "a Read with Invalidate of an STag other than its sink's is -EINVAL at post (%d)",
+		 ret);
+	ok = ok && kcm_read_inv(t, sink, len, (sink->lkey & ~0xff) |
+				((sink->lkey - 1) & 0xff)) &&
+	     kcm_wait_wc(b, KCM_W_SEND, IB_WC_RDMA_READ);
+	kt_check(&t->kt, ok && kcm_crc(b->buf, &dst) == crc &&
+		 kcm_untouched(b->buf, &dst, KCM_READ_OFF + len + KCM_GUARD),
+		 "then one naming the sink by its previous key reads the data: crc32c 0x%08x",
+		 crc);
+	kt_check(&t->kt, ok && kcm_sink_reg(t, sink, len),
+		 "and invalidates the sink's current STag: B may fast-register it again");
+	kt_check(&t->kt, ok && kcm_fr_release(t, 0) && kcm_fr_invalidated(t),
+		 "the connection lives on: B's Send with Invalidate reaches A");
+	kcm_disconnect(t);
 	kt_check(&t->kt, !ib_dereg_mr(sink), "B: ib_dereg_mr of the sink");
+}
+
+/*
+ * B reads A's MR through the kernel's own rdma_rw API, as NVMe-oF, iSER
+ * and NFS/RDMA targets do: rdma_rw_ctx_init() over a scatterlist of B's
+ * buffer, rdma_rw_ctx_post(), rdma_rw_ctx_destroy(). On iWARP rdma_rw
+ * reads into an MR from the QP's pool with RDMA Read with Invalidate, and
+ * it bumps the MR's key after it filled the Read's invalidate field (the
+ * field names the previous key). Several rounds reuse the pool's MRs.
+ */
+static bool kcm_case_rw_read(struct kcm *t, const struct kcm_size *sz)
+{
+	struct kcm_end *b = &t->b;
+	struct kcm_sgl dst = { .n = 1, .off = { KCM_READ_OFF }, .len = { sz->len } };
+	struct rdma_rw_ctx ctx;
+	struct scatterlist sg;
+	bool ok = true, untouched;
+	int round, n = 0;
+	u32 crc;
+
+	for (round = 0; ok && round < KCM_RW_ROUNDS; round++) {
+		crc = kcm_fr_walk(t, sz->fr_off, sz->len, true, true, &untouched);
+		memset(b->buf, KCM_POISON, KCM_READ_OFF + sz->len + KCM_GUARD);
+		ok = kcm_fr_map(t, sz->fr_off, sz->len) &&
+		     kcm_fr_offer(t, IB_ACCESS_REMOTE_READ, crc);
+		if (!ok)
+			break;
+		sg_init_one(&sg, b->buf + KCM_READ_OFF, sz->len);
+		n = rdma_rw_ctx_init(&ctx, b->id->qp, b->id->port_num, &sg, 1,
+				     0, le64_to_cpu(b->msg[KCM_MSG_IN].addr),
+				     le32_to_cpu(b->msg[KCM_MSG_IN].rkey),
+				     DMA_FROM_DEVICE);
+		if (n <= 0) {
+			pr_info("# B: rdma_rw_ctx_init: %d\n", n);
+			ok = false;
+			break;
+		}
+		ok = kcm_posted(b, rdma_rw_ctx_post(&ctx, b->id->qp,
+						    b->id->port_num,
+						    kcm_cqe(b, KCM_W_SEND), NULL),
+				"rdma_rw_ctx_post") &&
+		     kcm_wait_wc(b, KCM_W_SEND, IB_WC_RDMA_READ);
+		rdma_rw_ctx_destroy(&ctx, b->id->qp, b->id->port_num, &sg, 1,
+				    DMA_FROM_DEVICE);
+		ok = ok && kcm_crc(b->buf, &dst) == crc &&
+		     kcm_untouched(b->buf, &dst, KCM_READ_OFF + sz->len + KCM_GUARD) &&
+		     kcm_fr_release(t, 0) && kcm_fr_invalidated(t);
+	}
+	return kt_check(&t->kt, ok,
+			"%u B: rdma_rw_ctx_init/post/destroy reads A's MR into B's buffer (%d WRs), %d rounds: data intact, the bytes around it untouched",
+			sz->len, n, KCM_RW_ROUNDS);
 }
 
 /* iWARP reads into one sink: a Read with two local SGEs is refused. */
@@ -847,6 +922,7 @@ static bool kcm_end_setup(struct kcm_end *e)
 		.cap = {
 			.max_send_wr = 8, .max_recv_wr = 8,
 			.max_send_sge = KCM_SGE, .max_recv_sge = KCM_SGE,
+			.max_rdma_ctxs = KCM_RW_CTXS,
 		},
 	};
 	struct ib_device *dev = e->id->device;
@@ -989,6 +1065,9 @@ static void kcm_transfer(struct kcm *t)
 	for (sz = kcm_sizes; sz < kcm_sizes + ARRAY_SIZE(kcm_sizes); sz++)
 		if (!kcm_case_send(t, sz) || !kcm_case_write(t, sz) ||
 		    !kcm_case_read(t, sz))
+			break;
+	for (sz = kcm_sizes; sz < kcm_sizes + ARRAY_SIZE(kcm_sizes); sz++)
+		if (!kcm_case_rw_read(t, sz))
 			break;
 	if (sz == kcm_sizes + ARRAY_SIZE(kcm_sizes)) {
 		kcm_case_read_inv(t);
@@ -1629,7 +1708,7 @@ static int __init kcm_init(void)
 		if (*addr6_a && *addr6_b)
 			kcm_run(t, "ipv6", addr6_a, addr6_b, kcm_transfer);
 		kcm_run(t, "ipv4 stale rkey", addr_a, addr_b, kcm_stale_rkey);
-		kcm_run(t, "ipv4 read with invalidate of a bad STag", addr_a,
+		kcm_run(t, "ipv4 read with invalidate of another STag", addr_a,
 			addr_b, kcm_read_inv_bad);
 		kcm_run(t, "ipv4 fenced local invalidate", addr_a, addr_b,
 			kcm_fenced_inv);
