@@ -189,6 +189,7 @@ struct kcm_sec {
  * @pages: what @mr maps, page by page
  * @sgl: the scatterlist @mr maps, DMA-mapped while @sg_nents
  * @sg_nents: entries of @sgl mapped, 0 when none
+ * @rw_sgl: a Read's sink in the server's buffer for rdma_rw, page by page
  * @sec: the privilege cases' objects, kept across their connections
  */
 struct kcm {
@@ -202,6 +203,7 @@ struct kcm {
 	struct page *pages[KCM_FR_PAGES];
 	struct scatterlist sgl[KCM_FR_PAGES];
 	int sg_nents;
+	struct scatterlist rw_sgl[KCM_FR_PAGES];
 	struct kcm_sec sec;
 };
 
@@ -816,6 +818,22 @@ static void kcm_read_inv_bad(struct kcm *t)
 	kt_check(&t->kt, !ib_dereg_mr(sink), "B: ib_dereg_mr of the sink");
 }
 
+/* Fill @sgl with @len bytes from @buf, split at page boundaries. */
+static int kcm_rw_sgl(struct scatterlist *sgl, u8 *buf, u32 len)
+{
+	int n = 0;
+
+	sg_init_table(sgl, DIV_ROUND_UP(offset_in_page(buf) + len, PAGE_SIZE));
+	while (len) {
+		u32 piece = min_t(u32, len, PAGE_SIZE - offset_in_page(buf));
+
+		sg_set_buf(&sgl[n++], buf, piece);
+		buf += piece;
+		len -= piece;
+	}
+	return n;
+}
+
 /*
  * B reads A's MR through the kernel's own rdma_rw API, as NVMe-oF, iSER
  * and NFS/RDMA targets do: rdma_rw_ctx_init() over a scatterlist of B's
@@ -829,10 +847,12 @@ static bool kcm_case_rw_read(struct kcm *t, const struct kcm_size *sz)
 	struct kcm_end *b = &t->b;
 	struct kcm_sgl dst = { .n = 1, .off = { KCM_READ_OFF }, .len = { sz->len } };
 	struct rdma_rw_ctx ctx;
-	struct scatterlist sg;
 	bool ok = true, untouched;
-	int round, n = 0;
+	int round, n = 0, nents;
 	u32 crc;
+
+	/* One entry a page, as ULPs build their I/O's scatterlists. */
+	nents = kcm_rw_sgl(t->rw_sgl, b->buf + KCM_READ_OFF, sz->len);
 
 	for (round = 0; ok && round < KCM_RW_ROUNDS; round++) {
 		crc = kcm_fr_walk(t, sz->fr_off, sz->len, true, true, &untouched);
@@ -841,8 +861,8 @@ static bool kcm_case_rw_read(struct kcm *t, const struct kcm_size *sz)
 		     kcm_fr_offer(t, IB_ACCESS_REMOTE_READ, crc);
 		if (!ok)
 			break;
-		sg_init_one(&sg, b->buf + KCM_READ_OFF, sz->len);
-		n = rdma_rw_ctx_init(&ctx, b->id->qp, b->id->port_num, &sg, 1,
+		n = rdma_rw_ctx_init(&ctx, b->id->qp, b->id->port_num,
+				     t->rw_sgl, nents,
 				     0, le64_to_cpu(b->msg[KCM_MSG_IN].addr),
 				     le32_to_cpu(b->msg[KCM_MSG_IN].rkey),
 				     DMA_FROM_DEVICE);
@@ -856,8 +876,8 @@ static bool kcm_case_rw_read(struct kcm *t, const struct kcm_size *sz)
 						    kcm_cqe(b, KCM_W_SEND), NULL),
 				"rdma_rw_ctx_post") &&
 		     kcm_wait_wc(b, KCM_W_SEND, IB_WC_RDMA_READ);
-		rdma_rw_ctx_destroy(&ctx, b->id->qp, b->id->port_num, &sg, 1,
-				    DMA_FROM_DEVICE);
+		rdma_rw_ctx_destroy(&ctx, b->id->qp, b->id->port_num,
+				    t->rw_sgl, nents, DMA_FROM_DEVICE);
 		ok = ok && kcm_crc(b->buf, &dst) == crc &&
 		     kcm_untouched(b->buf, &dst, KCM_READ_OFF + sz->len + KCM_GUARD) &&
 		     kcm_fr_release(t, 0) && kcm_fr_invalidated(t);
