@@ -342,6 +342,7 @@ int kiwi_device_add(const char *name, struct net_device *netdev);
 
 /* kiwi_netdev.c */
 bool kiwi_netdev_port_active(const struct net_device *netdev);
+void kiwi_netdev_sync(struct kiwi_device *kdev);
 int kiwi_netdev_notifier_register(void);
 void kiwi_netdev_notifier_unregister(void);
 

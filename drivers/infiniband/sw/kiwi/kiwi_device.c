@@ -136,6 +136,8 @@ int kiwi_device_add(const char *name, struct net_device *netdev)
 	 */
 	rtnl_lock();
 	netdev_gone = netdev->reg_state != NETREG_REGISTERED;
+	if (!netdev_gone)
+		kiwi_netdev_sync(kdev);
 	rtnl_unlock();
 	if (netdev_gone) {
 		ib_unregister_device(&kdev->ibdev);

@@ -13,6 +13,7 @@
  */
 
 #include <linux/netdevice.h>
+#include <rdma/ib_cache.h>
 
 #include "kiwi.h"
 
@@ -40,6 +41,30 @@ static void kiwi_port_update(struct kiwi_device *kdev)
 		return;
 	WRITE_ONCE(kdev->port_active, active);
 	kiwi_port_event(kdev, active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
+}
+
+/**
+ * kiwi_netdev_sync() - catch up with netdev changes made during registration
+ * @kdev: a device that has just been registered
+ *
+ * The notifier finds a device only once it is registered, but the core
+ * read the port state and the GID (the netdev's MAC address) earlier: a
+ * change in between, such as the MAC address udev gives a new veth, would
+ * be lost, and rdma_cm would refuse to bind the netdev's addresses
+ * (-ENODEV) because no GID matches the MAC. Report what changed.
+ *
+ * Context: process context, RTNL held; after this the notifier sees every
+ * change.
+ */
+void kiwi_netdev_sync(struct kiwi_device *kdev)
+{
+	union ib_gid gid;
+
+	ASSERT_RTNL();
+	kiwi_port_update(kdev);
+	if (rdma_query_gid(&kdev->ibdev, 1, 0, &gid) ||
+	    memcmp(gid.raw, kdev->netdev->dev_addr, ETH_ALEN))
+		kiwi_port_event(kdev, IB_EVENT_GID_CHANGE);
 }
 
 static int kiwi_netdev_event(struct notifier_block *nb, unsigned long event,
