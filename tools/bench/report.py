@@ -10,7 +10,8 @@ A cell is the median of its runs; a cell with a failed or timed-out run is
 reported as missing. Exits 1 when any cell is missing, else 0.
 
 Targets for kiwi: bandwidth at least 2x siw's and 0.8x TCP's on the same
-path; latency at most 0.8x siw's.
+path; latency at most 0.8x siw's. Storage rows (tools/bench/storage.sh:
+NVMe-oF and NFSv4.2, kiwi against the same ULP over TCP): at least 1.0x.
 """
 import csv
 import statistics
@@ -20,6 +21,12 @@ TRANSPORTS = ("kiwi", "siw", "rxe", "tcp")
 BW_MIN_SIW = 2.0
 BW_MIN_TCP = 0.8
 LAT_MAX_SIW = 0.8
+STORAGE_MIN_TCP = 1.0
+
+
+def is_storage(test):
+    """A row of tools/bench/storage.sh: a ULP over kiwi against it over TCP."""
+    return test.startswith(("nvme_", "nfs_"))
 
 
 def load(path):
@@ -78,7 +85,7 @@ def build(cells):
 
     order = {t: i for i, t in enumerate(
         ("write_bw", "read_bw", "send_bw", "write_lat", "read_lat", "send_lat"))}
-    keys = sorted({k[1:] for k in cells if k[0] != "tcp"},
+    keys = sorted({k[1:] for k in cells if k[0] != "tcp" and not is_storage(k[1])},
                   key=lambda k: (order.get(k[0], 99), k[1], k[2] != "poll"))
     rows = []
     for test, size, mode in keys:
@@ -146,6 +153,48 @@ def table(rows, runs):
     return "\n".join(lines) + "\n"
 
 
+def storage_table(cells, summary):
+    """kiwi against TCP for each storage cell; empty when there is none."""
+    keys = sorted({k[1:] for k in cells if is_storage(k[1])},
+                  key=lambda k: (not k[0].startswith("nvme_"), k[0], k[1]))
+    if not keys:
+        return ""
+
+    def value(key):
+        if key not in summary:
+            return "-"
+        state, median, _ = summary[key]
+        return median if state == "ok" else state
+
+    lines = [
+        "",
+        "storage: the same ULP over kiwi and over TCP on the same path"
+        f" (target: kiwi >= {STORAGE_MIN_TCP:.1f}x TCP; higher is better)",
+        f"{'test':<15}{'size':>8} {'mode':<6}{'unit':>6} |{'kiwi':>10}{'TCP':>10} |"
+        f"{'kiwi/TCP':>9} | target",
+    ]
+    lines.append("-" * len(lines[-1]))
+    met = judged = 0
+    for test, size, mode in keys:
+        k, t = value(("kiwi", test, size, mode)), value(("tcp", test, size, mode))
+        unit = next(iter(cells.get(("kiwi", test, size, mode)) or
+                         cells.get(("tcp", test, size, mode)) or [{}]), {}).get("unit", "")
+        r = ratio(k, t)
+        if r is None:
+            verdict = "MISSING" if "missing" in (k, t) else "n/a"
+            rs = f"{'-':>9}"
+        else:
+            judged += 1
+            met += r >= STORAGE_MIN_TCP
+            verdict = "met" if r >= STORAGE_MIN_TCP else "MISSED"
+            rs = f"{r:9.2f}"
+        lines.append(f"{test:<15}{size:>8} {mode:<6}{unit:>6} | {fmt(k, 9)} {fmt(t, 9)} |"
+                     f"{rs} | {verdict}")
+    lines.append("")
+    lines.append(f"kiwi meets its storage target in {met} of {judged} cells with data")
+    return "\n".join(lines) + "\n"
+
+
 def write_medians(path, cells, summary):
     with open(path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -195,7 +244,7 @@ def main(argv):
     cells = load(raw)
     summary, rows, missing = build(cells)
     runs = max((len(v) for v in cells.values()), default=0)
-    text = table(rows, runs)
+    text = table(rows, runs) + storage_table(cells, summary)
     if missing:
         text += "missing (a run failed or timed out): " + ", ".join(missing) + "\n"
     print(text, end="")

@@ -13,7 +13,8 @@
 # run may take before it counts as failed, default 120), BENCH_SKIP (cells
 # not to run, "transport:test:size:mode" words; default: the known upstream
 # hangs below), BENCH_KIWI_PARAMS (kiwi's module parameters, for example
-# "zcopy_min=65536").
+# "zcopy_min=65536"), BENCH_STORAGE=0 (no storage rows; see
+# tools/bench/storage.sh, which also reads BENCH_STORAGE_MB).
 #
 # kiwi, siw and TCP run between the namespaces kiwiA and kiwiB over the
 # veth pair kvA/kvB of lib.sh's kiwi_two_hosts. rxe in this kernel (6.1)
@@ -346,3 +347,9 @@ for run in $(seq "$runs"); do
 done
 kiwi_two_hosts_del
 echo "# bench: $runs run(s) of each cell in $((SECONDS - start)) s"
+
+# The storage rows: NVMe-oF and NFS over kiwi against them over TCP.
+if [ "${BENCH_STORAGE:-1}" != 0 ] && [[ " $transports " == *" kiwi "* ]]; then
+	"$root/tools/bench/storage.sh" "$out" ||
+		echo "bench: the storage rows could not be measured" >&2
+fi

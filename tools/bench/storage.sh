@@ -1,0 +1,197 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Inside the VM, after tools/bench/run.sh: the storage rows of the bench.
+# NVMe-oF over kiwi (nvme-rdma/nvmet-rdma) against NVMe/TCP
+# (nvme-tcp/nvmet-tcp), and NFSv4.2 over kiwi against NFSv4.2 over TCP,
+# on the same path: one veth end kva with 192.0.2.1 in the initial
+# namespace, each initiator connecting to that address (nvme-rdma and
+# nvmet-rdma live in the initial namespace only). Rows are appended to
+# OUTDIR/raw.csv as transport kiwi or tcp; report.py prints kiwi/TCP.
+#
+#   tools/bench/storage.sh OUTDIR
+#
+# Cells (fio, libaio, O_DIRECT, fixed byte counts, never durations):
+#   nvme_randread 4096 qd32    4 KiB random reads, IOPS
+#   nvme_read   131072 qd16    128 KiB sequential reads, MiB/s
+#   nvme_write  131072 qd16    128 KiB sequential writes, MiB/s
+#   nfs_write  1048576 seq     a large file written with dd, fsync'ed, MiB/s
+#   nfs_read   1048576 seq     read back after dropping caches, MiB/s
+# The NVMe namespace is a null_blk device (no data kept: the bench
+# measures the transport); NFS exports a tmpfs.
+#
+# Environment: BENCH_RUNS and BENCH_QUICK as for run.sh (the rounds
+# interleave kiwi and TCP), BENCH_STORAGE_MB (MiB moved per cell, default
+# 256; quick: 64).
+set -u
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
+
+out=${1:?usage: storage.sh OUTDIR}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	runs=${BENCH_RUNS:-1}
+	mb=${BENCH_STORAGE_MB:-64}
+else
+	runs=${BENCH_RUNS:-3}
+	mb=${BENCH_STORAGE_MB:-256}
+fi
+raw=$out/raw.csv
+logs=$out/logs
+mkdir -p "$logs"
+[ -s "$raw" ] || echo "transport,test,size,mode,iters,run,value,unit,status" >"$raw"
+
+addr=192.0.2.1
+cfg=/sys/kernel/config/nvmet
+nqn=nqn.2026-11.org.kiwi:bench
+exp=/run/kiwi-bench-export
+mnt=/run/kiwi-bench-mnt
+
+row() { # TRANSPORT TEST SIZE MODE RUN VALUE UNIT
+	local status=ok
+	[[ "$6" =~ ^[0-9]+(\.[0-9]+)?$ ]] || status=fail
+	echo "$1,$2,$3,$4,$mb,$5,$([ $status = ok ] && echo "$6"),$7,$status" >>"$raw"
+	printf '# %-4s %-13s %7s %-5s run %d: %s %s\n' "$1" "$2" "$3" "$4" "$5" \
+		"${6:-fail}" "$7"
+}
+
+setup() {
+	modprobe -a kiwi null_blk nvmet nvmet-rdma nvmet-tcp nvme-rdma nvme-tcp rpcrdma nfsd || return 1
+	# null_blk's defaults: one 250 GiB device, no memory kept.
+	[ -b /dev/nullb0 ] || return 1
+	ip link add kva type veth peer name kvb &&
+	ip addr add $addr/24 dev kva &&
+	ip link set kva up && ip link set kvb up &&
+	rdma link add kiwi0 type kiwi netdev kva || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	mkdir "$cfg/subsystems/$nqn" &&
+	echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host" &&
+	mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
+	echo /dev/nullb0 >"$cfg/subsystems/$nqn/namespaces/1/device_path" &&
+	echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" || return 1
+	local p tr svc
+	for p in 1 2; do
+		tr=$([ $p = 1 ] && echo rdma || echo tcp)
+		svc=$([ $p = 1 ] && echo 4420 || echo 4421)
+		mkdir "$cfg/ports/$p" &&
+		echo "$tr" >"$cfg/ports/$p/addr_trtype" &&
+		echo ipv4 >"$cfg/ports/$p/addr_adrfam" &&
+		echo $addr >"$cfg/ports/$p/addr_traddr" &&
+		echo $svc >"$cfg/ports/$p/addr_trsvcid" &&
+		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/$p/subsystems/$nqn" || return 1
+	done
+	# NFS: nfsd listens on TCP 2049 and RDMA 20049; NFSv4 only, so no
+	# rpcbind: mountd answers the kernel's export upcalls.
+	mkdir -p $exp $mnt && mount -t tmpfs -o size=1200m tmpfs $exp &&
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
+	exportfs -o rw,no_root_squash,insecure,fsid=7 "$addr/24:$exp" &&
+	rpc.mountd -N 3 >/dev/null 2>&1 &&
+	rpc.nfsd -N 3 -V 4.2 -r 20049 4 >/dev/null 2>&1 &&
+	grep -q "rdma 20049" /proc/fs/nfsd/portlist
+}
+
+teardown() {
+	umount $mnt 2>/dev/null
+	rpc.nfsd 0 >/dev/null 2>&1
+	pkill -x rpc.mountd
+	exportfs -ua
+	umount $exp 2>/dev/null
+	nvme disconnect-all >/dev/null 2>&1
+	rm -f "$cfg"/ports/*/subsystems/$nqn
+	rmdir "$cfg"/ports/* "$cfg/subsystems/$nqn/namespaces/1" \
+		"$cfg/subsystems/$nqn" 2>/dev/null
+	ip link del kva 2>/dev/null
+	wait_for 20 ibdev_absent kiwi0
+	modprobe -r nvme-rdma nvme-tcp nvmet-rdma nvmet-tcp null_blk 2>/dev/null
+}
+
+nvme_disk() {
+	local d
+
+	for d in /sys/block/nvme*n1; do
+		[ "$(cat "$d/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+			[ "$(cat "$d/size" 2>/dev/null)" -gt 0 ] 2>/dev/null &&
+			{ echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# fio_cell TRANSPORT RUN TEST SIZE MODE FIO-ARGS...: one fio run on the disk.
+fio_cell() {
+	local tr=$1 run=$2 test=$3 size=$4 mode=$5 log v
+	shift 5
+	log=$logs/$tr-$test-$size-$mode-$run.json
+	timeout 300 fio --name="$test" --filename="$disk" --ioengine=libaio \
+		--direct=1 --bs="$size" --io_size=${mb}M --size=4G \
+		--output-format=json --output="$log" "$@" >/dev/null 2>&1
+	if [ "$test" = nvme_randread ]; then
+		v=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print("%.0f" % j["read"]["iops"])' "$log" 2>/dev/null)
+		row "$tr" "$test" "$size" "$mode" "$run" "$v" IOPS
+	else
+		v=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; d=j["read"] if j["read"]["io_bytes"] else j["write"]; print("%.1f" % (d["bw_bytes"] / 1048576))' "$log" 2>/dev/null)
+		row "$tr" "$test" "$size" "$mode" "$run" "$v" MiB/s
+	fi
+}
+
+nvme_cells() {
+	local tr=$1 run=$2 t svc
+
+	t=$([ "$tr" = kiwi ] && echo rdma || echo tcp)
+	svc=$([ "$tr" = kiwi ] && echo 4420 || echo 4421)
+	nvme connect -t "$t" -a $addr -s $svc -n $nqn -i "$(nproc)" >/dev/null 2>&1 &&
+		wait_for 30 nvme_disk
+	disk=$(nvme_disk) || disk=/dev/null-missing
+	fio_cell "$tr" "$run" nvme_randread 4096 qd32 --rw=randread --iodepth=32
+	fio_cell "$tr" "$run" nvme_read 131072 qd16 --rw=read --iodepth=16
+	fio_cell "$tr" "$run" nvme_write 131072 qd16 --rw=write --iodepth=16
+	nvme disconnect -n $nqn >/dev/null 2>&1
+}
+
+# dd_mibs LOG: MiB/s from dd's summary line (bytes and seconds).
+dd_mibs() {
+	sed -n 's/^\([0-9]*\) bytes .* copied, \([0-9.]*\) s.*/\1 \2/p' "$1" |
+		awk '$2 > 0 { printf "%.1f\n", $1 / $2 / 1048576 }'
+}
+
+nfs_cells() {
+	local tr=$1 run=$2 opts log
+
+	opts=vers=4.2,proto=tcp
+	[ "$tr" = kiwi ] && opts=vers=4.2,proto=rdma,port=20049
+	log=$logs/$tr-nfs-$run
+	if timeout 60 mount -t nfs -o "$opts" "$addr:$exp" $mnt; then
+		timeout 300 dd if=/dev/zero of=$mnt/big bs=1M count=$mb conv=fsync \
+			>"$log.write" 2>&1
+		row "$tr" nfs_write 1048576 seq "$run" "$(dd_mibs "$log.write")" MiB/s
+		umount $mnt
+		echo 3 >/proc/sys/vm/drop_caches
+		timeout 60 mount -t nfs -o "$opts" "$addr:$exp" $mnt
+		timeout 300 dd if=$mnt/big of=/dev/null bs=1M >"$log.read" 2>&1
+		row "$tr" nfs_read 1048576 seq "$run" "$(dd_mibs "$log.read")" MiB/s
+		rm -f $mnt/big
+		umount $mnt
+	else
+		row "$tr" nfs_write 1048576 seq "$run" "" MiB/s
+		row "$tr" nfs_read 1048576 seq "$run" "" MiB/s
+	fi
+}
+
+if ! setup >"$logs/setup-storage" 2>&1; then
+	echo "bench: cannot set up storage (see $logs/setup-storage)" >&2
+	for run in $(seq "$runs"); do
+		for tr in kiwi tcp; do
+			row "$tr" nvme_randread 4096 qd32 "$run" "" IOPS
+		done
+	done
+	teardown >/dev/null 2>&1
+	exit 1
+fi
+start=$SECONDS
+for run in $(seq "$runs"); do
+	for tr in kiwi tcp; do
+		nvme_cells "$tr" "$run"
+		nfs_cells "$tr" "$run"
+	done
+done
+teardown >"$logs/teardown-storage" 2>&1
+echo "# bench: storage, $runs run(s) of each cell in $((SECONDS - start)) s"
