@@ -299,6 +299,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 struct ib_qp *kiwi_qp_lookup_ib(struct kiwi_device *kdev, u32 qpn);
 struct kiwi_qp *kiwi_qp_get_by_num(struct kiwi_device *kdev, u32 qpn);
+void kiwi_qp_all_lost(struct kiwi_device *kdev);
 void kiwi_qp_get(struct kiwi_qp *qp);
 void kiwi_qp_put(struct kiwi_qp *qp);
 int kiwi_qp_cm_bind(struct kiwi_qp *qp, struct kiwi_cep *cep);

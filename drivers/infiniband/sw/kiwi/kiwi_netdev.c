@@ -91,6 +91,8 @@ static int kiwi_netdev_event(struct notifier_block *nb, unsigned long event,
 		kiwi_port_event(kdev, IB_EVENT_GID_CHANGE);
 		break;
 	case NETDEV_UNREGISTER:
+		/* Their addresses go with the netdev: end the connections. */
+		kiwi_qp_all_lost(kdev);
 		/* Unregistering sleeps on consumers; do it from a work item. */
 		ib_unregister_device_queued(ibdev);
 		break;

@@ -61,6 +61,44 @@ struct kiwi_qp *kiwi_qp_get_by_num(struct kiwi_device *kdev, u32 qpn)
 	return qp;
 }
 
+/**
+ * kiwi_qp_all_lost() - the netdev is going away: reset every connection
+ * @kdev: the device
+ *
+ * The streams run over the netdev's addresses, which go with it: TCP would
+ * retransmit into nothing for minutes, and a kernel ULP that waits for its
+ * I/O before it lets go of the device would hold the netdev that long.
+ * Every connected QP fails now, as when its stream is lost: its WRs flush
+ * and its consumer gets IB_EVENT_QP_FATAL.
+ *
+ * Context: process context, RTNL held; takes the QP table's lock, then
+ * each QP's state_lock (RTNL before state_lock; kiwi never takes RTNL
+ * under a state_lock).
+ */
+void kiwi_qp_all_lost(struct kiwi_device *kdev)
+{
+	unsigned long qpn;
+	struct kiwi_qp *qp;
+
+	for (qpn = 0;; qpn++) {
+		/* Under the table's lock a QP found is not yet freed. */
+		xa_lock(&kdev->qp_xa);
+		qp = xa_find(&kdev->qp_xa, &qpn, ULONG_MAX, XA_PRESENT);
+		if (qp && !refcount_inc_not_zero(&qp->refs))
+			qp = ERR_PTR(-ENOENT);	/* being destroyed: skip it */
+		xa_unlock(&kdev->qp_xa);
+		if (!qp)
+			return;
+		if (IS_ERR(qp))
+			continue;
+		mutex_lock(&qp->state_lock);
+		if (qp->cep)
+			kiwi_cm_lost(qp->cep);
+		mutex_unlock(&qp->state_lock);
+		kiwi_qp_put(qp);
+	}
+}
+
 /* iw_cm hooks: it holds QPs by these while it works on them. */
 void kiwi_iw_add_ref(struct ib_qp *ibqp)
 {
