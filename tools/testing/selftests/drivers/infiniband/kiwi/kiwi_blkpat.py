@@ -13,7 +13,8 @@ reads back intact, also across faults:
       to --log once the write returned, so the log lists exactly the
       chunks the kernel reported as written. With --keep-going a failed
       write is reported and the next chunk is tried (a fault is expected);
-      otherwise the first failure ends the run with status 1.
+      otherwise the first failure ends the run with status 1. With
+      --stop FILE the run ends before the next chunk once FILE exists.
 
   kiwi_blkpat.py verify PATH --seed S (--chunks N [--first I] | --log FILE)
                  [--chunk BYTES] [--direct]
@@ -51,8 +52,10 @@ def do_write(a):
     fd = open_path(a.path, True, a.direct)
     buf = aligned(a.chunk)
     log = open(a.log, "a") if a.log else None
-    failed = 0
+    failed = written = 0
     for i in range(a.first, a.first + a.chunks):
+        if a.stop and os.path.exists(a.stop):
+            break
         buf.seek(0)
         buf.write(block(a.seed, i, a.chunk))
         try:
@@ -66,11 +69,12 @@ def do_write(a):
                 return 1
             time.sleep(0.2)
             continue
+        written += 1
         if log:
             log.write("%d\n" % i)
             log.flush()
-    print("wrote %d of %d chunks of %d bytes" %
-          (a.chunks - failed, a.chunks, a.chunk))
+    print("wrote %d chunks of %d bytes, %d writes failed" %
+          (written, a.chunk, failed))
     return 0
 
 
@@ -110,6 +114,7 @@ def main():
     p.add_argument("--log")
     p.add_argument("--direct", action="store_true")
     p.add_argument("--keep-going", action="store_true")
+    p.add_argument("--stop")
     a = p.parse_args()
     if a.chunk % 4096:
         p.error("--chunk must be a multiple of 4096")

@@ -1,0 +1,338 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# NVMe over Fabrics over kiwi: the kernel's nvmet-rdma target and nvme-rdma
+# host, both in the initial network namespace (where those modules create
+# their rdma_cm IDs), the host connecting to the kiwi device's own address
+# as blktests runs nvme-rdma over soft RDMA.
+#
+# The target exports a RAM disk (brd, through nvmet's block backend) on an
+# RDMA port that is enabled the moment the device exists (a GID that lags the MAC
+# address would refuse the bind with -ENODEV). The host discovers it,
+# connects with one I/O queue per CPU, writes and reads back a per-chunk
+# pattern (also read straight from the target's file), runs fio with
+# crc32c verification (4 KiB random, 128 KiB sequential) and disconnects.
+#
+# Then faults, each while a writer logs every chunk whose O_DIRECT|O_DSYNC
+# write completed; afterwards every logged chunk must read back intact:
+#   - the netdev down for a few seconds: the port goes DOWN, the queues
+#     (TCP over loopback to the own address) live on;
+#   - the target's port removed and restored: the host reconnects by itself;
+#   - rdma link del, then add: both ULPs let go of the device; the target's
+#     port is enabled again (by hand where nvmet-rdma does not), the host
+#     connects anew;
+#   - the netdev deleted, then made again: the same;
+#   - rmmod kiwi with both ULPs on it: the module goes, the ULPs let go.
+# At the end nothing of kiwi is left and the module unloads.
+#
+# KIWI_STORAGE_LONG=1 writes and verifies more (a longer run, by hand).
+source "$(dirname "$0")/lib.sh"
+tap_begin "NVMe-oF (nvmet-rdma, nvme-rdma) over kiwi"
+
+out=$(mktemp -d)
+blkpat=$KIWI_TESTDIR/kiwi_blkpat.py
+cfg=/sys/kernel/config/nvmet
+nqn=nqn.2026-11.org.kiwi:storage-test
+addr=192.0.2.1
+img=/dev/ram0
+if [ -n "${KIWI_STORAGE_LONG:-}" ]; then
+	img_mb=1024 fio_mb=256 pat_chunks=2048
+else
+	img_mb=192 fio_mb=16 pat_chunks=64
+fi
+
+# The kiwi device on a fresh veth; nothing waits between the steps.
+nv_dev() {
+	ip link add kva type veth peer name kvb &&
+	ip addr add $addr/24 dev kva &&
+	ip link set kva up &&
+	ip link set kvb up &&
+	rdma link add kiwi0 type kiwi netdev kva
+}
+
+nv_dev_del() {
+	ip link del kva 2>/dev/null
+	wait_for 20 ibdev_absent kiwi0
+}
+
+nv_port_link() { ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn"; }
+nv_port_unlink() { rm -f "$cfg/ports/1/subsystems/$nqn"; }
+
+nv_target() {
+	local ns=$cfg/subsystems/$nqn/namespaces/1 port=$cfg/ports/1
+
+	modprobe brd rd_nr=1 rd_size=$((img_mb * 1024)) &&
+	[ -b "$img" ] &&
+	mkdir "$cfg/subsystems/$nqn" &&
+	echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host" &&
+	mkdir "$ns" &&
+	echo "$img" >"$ns/device_path" &&
+	echo 1 >"$ns/enable" &&
+	mkdir "$port" &&
+	echo rdma >"$port/addr_trtype" &&
+	echo ipv4 >"$port/addr_adrfam" &&
+	echo $addr >"$port/addr_traddr" &&
+	echo 4420 >"$port/addr_trsvcid"
+}
+
+nv_target_del() {
+	nv_port_unlink
+	rmdir "$cfg/ports/1" "$cfg/subsystems/$nqn/namespaces/1" \
+		"$cfg/subsystems/$nqn" 2>/dev/null
+}
+
+# The host controller of our subsystem, and its namespace's block device.
+nv_ctrl() {
+	local c
+
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+			{ basename "$c"; return 0; }
+	done
+	return 1
+}
+
+nv_disk() {
+	local d
+
+	for d in /sys/block/nvme*n1; do
+		# The disk appears before the namespace's size is read.
+		[ "$(cat "$d/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+			[ -b "/dev/$(basename "$d")" ] &&
+			[ "$(cat "$d/size")" -gt 0 ] &&
+			{ echo "/dev/$(basename "$d")"; return 0; }
+	done
+	return 1
+}
+
+# The target's listener: a kiwi cm_id on the port's address.
+nv_listening() {
+	rdma resource show cm_id | grep kiwi0 | grep LISTEN | grep -q "$addr:4420"
+}
+
+nv_live() { [ "$(cat "/sys/class/nvme/$(nv_ctrl)/state" 2>/dev/null)" = live ]; }
+
+nv_connect() {
+	nvme connect -t rdma -a $addr -s 4420 -n $nqn -i "$(nproc)" \
+		--ctrl-loss-tmo=60 --reconnect-delay=1 >"$out/connect" 2>&1 &&
+		wait_for 30 nv_disk
+}
+
+nv_disconnect() {
+	nvme disconnect -n $nqn >"$out/disconnect" 2>&1 &&
+		grep -q "disconnected 1 controller" "$out/disconnect"
+}
+
+nv_cleanup() {
+	touch "$out/stop"
+	wait
+	nvme disconnect -n $nqn >/dev/null 2>&1
+	nv_target_del
+	modprobe -r nvme-rdma nvmet-rdma brd 2>/dev/null
+	nv_dev_del
+}
+trap 'nv_cleanup; rm -rf "$out"' EXIT
+
+# ---- the device, the target, the host
+
+kiwi_unload
+modprobe kiwi || not_ok "modprobe kiwi"
+check "modprobe nvmet, nvmet-rdma, nvme-rdma" modprobe -a nvmet nvmet-rdma nvme-rdma
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+check "kiwi0 on a new veth with $addr" nv_dev
+check "nvmet subsystem $nqn: a ${img_mb} MiB RAM disk namespace, an RDMA port on $addr:4420" \
+	nv_target
+# Right after the device exists: the port binds to the device's address.
+check "the RDMA port binds at once after the device was created" nv_port_link
+check "the port is enabled on kiwi0 (target's listener is a kiwi cm_id)" \
+	wait_for 10 nv_listening
+
+nv_discover() {
+	nvme discover -t rdma -a $addr -s 4420 >"$out/discover" 2>&1 &&
+		grep -q "subnqn: *$nqn" "$out/discover" &&
+		grep -q "trtype: *rdma" "$out/discover" &&
+		grep -q "traddr: *$addr" "$out/discover"
+}
+check "nvme discover over kiwi lists $nqn on rdma $addr" nv_discover
+sed 's/^/# /' "$out/discover" | grep -E "trtype|subnqn|traddr" | head -6
+
+check "nvme connect -t rdma -i $(nproc): the namespace appears" nv_connect
+ctrl=$(nv_ctrl)
+disk=$(nv_disk)
+echo "# controller $ctrl, namespace $disk"
+check "$ctrl uses transport rdma" grep -qx rdma "/sys/class/nvme/$ctrl/transport"
+# queue_count counts the admin queue too.
+qc=$(cat "/sys/class/nvme/$ctrl/queue_count" 2>/dev/null)
+check "$ctrl has one I/O queue per CPU ($((qc - 1)) for $(nproc))" \
+	test "$((qc - 1))" -eq "$(nproc)"
+# Each queue pair is a QP at each end: admin + I/O queues, twice.
+rdma resource show qp >"$out/qp"
+rdma resource show cq >"$out/cq"
+nqp=$(grep -c "kiwi0/" "$out/qp")
+check "kiwi0 carries the queues: $nqp QPs, want $((2 * qc))" test "$nqp" -eq $((2 * qc))
+# nvme-rdma takes its I/O queues' CQs from the core's CQ pool (softirq
+# polled), which has one CQ per completion vector: each must be in use.
+ncq=$(grep kiwi0 "$out/cq" | grep "poll-ctx SOFTIRQ" | grep -vc "users 0 ")
+check "the host's queues use a pool CQ on each of the $(nproc) completion vectors ($ncq)" \
+	test "$ncq" -eq "$(nproc)"
+[ "$nqp" -eq $((2 * qc)) ] && [ "$ncq" -eq "$(nproc)" ] || sed 's/^/# /' "$out/qp" "$out/cq"
+
+# ---- verified data
+
+check "write $pat_chunks chunks of 64 KiB with O_DIRECT through $disk" \
+	"$blkpat" write "$disk" --seed 11 --chunks $pat_chunks --direct
+check "read them back through $disk: every chunk intact" \
+	"$blkpat" verify "$disk" --seed 11 --chunks $pat_chunks --direct
+check "the target's RAM disk holds the same bytes" \
+	"$blkpat" verify "$img" --seed 11 --chunks $pat_chunks --direct
+
+# fio NAME ARGS...: a verified fio job on the namespace, past the pattern.
+nv_fio() {
+	local name=$1
+	shift
+	fio --name="$name" --filename="$disk" --ioengine=libaio --direct=1 \
+		--offset=$((pat_chunks * 64))k --size=${fio_mb}M \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		--output="$out/$name.fio" "$@" &&
+		grep -q "err= 0" "$out/$name.fio"
+	local rc=$?
+	grep -E "^ *(write|read):" "$out/$name.fio" | sed 's/^ */# '"$name"': /'
+	[ $rc -eq 0 ] || sed 's/^/# /' "$out/$name.fio" | tail -20
+	return $rc
+}
+check "fio 4 KiB random writes, QD 16, verified with crc32c" \
+	nv_fio rand4k --rw=randwrite --bs=4k --iodepth=16
+check "fio 128 KiB sequential writes, QD 4, verified with crc32c" \
+	nv_fio seq128k --rw=write --bs=128k --iodepth=4
+check "the pattern is still intact after fio" \
+	"$blkpat" verify "$disk" --seed 11 --chunks $pat_chunks --direct
+check "nvme disconnect: 1 controller" nv_disconnect
+check "the namespace is gone" wait_for 10 eval '! nv_disk'
+
+# ---- faults under a verified writer
+
+# writer_start SEED: a writer of chunks after the pattern, logging each
+# completed write, until $out/stop exists.
+writer_start() {
+	rm -f "$out/stop" "$out/w$1.log"
+	: >"$out/w$1.log"
+	"$blkpat" write "$(nv_disk)" --seed "$1" --first $pat_chunks \
+		--chunks 100000 --direct --keep-going --log "$out/w$1.log" \
+		--stop "$out/stop" >"$out/w$1.out" 2>&1 &
+	wpid=$!
+}
+
+logged() { wc -l <"$out/w$1.log"; }
+
+# writer_progress SEED N: N more chunks than now are logged within 60 s.
+writer_progress() {
+	local want=$(($(logged "$1") + $2))
+
+	wait_for 60 eval "[ \$(logged $1) -ge $want ]"
+}
+
+# writer_end SEED: stop the writer; the completed chunks read back intact
+# through the namespace (the controller may be a new one).
+writer_end() {
+	touch "$out/stop"
+	wait "$wpid"
+	sed 's/^/# /' "$out/w$1.out" | tail -3
+	"$blkpat" verify "$(nv_disk)" --seed "$1" --log "$out/w$1.log" --direct
+}
+
+# A fault the host recovers from by itself: FAULT, then HEAL, with FELT
+# true while the fault is on (it was felt).
+self_healing() {
+	local seed=$1 name=$2 fault=$3 felt=$4 heal=$5 ctrl
+
+	nv_connect || { not_ok "$name: connect"; return; }
+	ctrl=$(nv_ctrl)
+	writer_start "$seed"
+	check "$name: the writer runs before the fault" writer_progress "$seed" 4
+	eval "$fault"
+	check "$name: the fault is felt" wait_for 15 eval "$felt"
+	sleep 3
+	eval "$heal"
+	check "$name: $ctrl is live again by itself" wait_for 60 nv_live
+	check "$name: the same controller ($ctrl), no new one" test "$(nv_ctrl)" = "$ctrl"
+	check "$name: writes go on after the fault" writer_progress "$seed" 4
+	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") chunks)" \
+		writer_end "$seed"
+	dmesg | grep -E "nvme nvme[0-9]+: .*(econnect|rror|timeout)" |
+		tail -3 | sed "s/^/# $name: dmesg: /"
+	check "$name: nvme disconnect" nv_disconnect
+}
+
+# Over the device's own address the connection runs over loopback: a
+# netdev that is down for a few seconds takes the port DOWN (and rdma_cm
+# could not bind a new connection) but the queues' TCP streams live on, as
+# on an RNIC, whose connections outlive a short link outage.
+self_healing 21 "netdev down 4 s" "ip link set kva down" \
+	'[ "$(port_state kiwi0)" = "1: DOWN" ]' "ip link set kva up"
+# The target drops every queue of the port: the host reconnects.
+self_healing 22 "target port removed 4 s" nv_port_unlink '! nv_live' nv_port_link
+
+# The target's listener again after the device came back. nvmet-rdma in
+# 6.1 destroys its listener on DEVICE_REMOVAL and repairs a port only after
+# an address change, so when it does not come back by itself in a few
+# seconds, the port is enabled again by hand (its subsystem unlinked and
+# linked), as an administrator must.
+nv_relisten() {
+	if wait_for 10 nv_listening; then
+		echo "# $1: nvmet-rdma listens again by itself"
+	else
+		echo "# $1: nvmet-rdma does not listen again by itself: port enabled again by hand"
+		nv_port_unlink
+		nv_port_link && wait_for 10 nv_listening
+	fi
+}
+
+# A fault that takes the device away: FAULT, then HEAL; the host controller
+# is deleted with the device (nvme-rdma's remove_one), and a new connect
+# sees every chunk whose write completed.
+device_gone() {
+	local seed=$1 name=$2 fault=$3 heal=$4 t
+
+	nv_connect || { not_ok "$name: connect"; return; }
+	writer_start "$seed"
+	check "$name: the writer runs before the fault" writer_progress "$seed" 4
+	t=$SECONDS
+	eval "$fault"
+	# A netdev's removal waits until kiwi lets go of it.
+	check "$name: '$fault' returns within 20 s ($((SECONDS - t)) s)" \
+		test $((SECONDS - t)) -le 20
+	check "$name: kiwi0 is gone" wait_for 30 ibdev_absent kiwi0
+	check "$name: the host deleted its controller" wait_for 60 eval '! nv_ctrl'
+	touch "$out/stop"
+	wait "$wpid"
+	sed 's/^/# /' "$out/w$seed.out" | tail -2
+	check "$name: the device is back" eval "$heal"
+	check "$name: the target's port listens on kiwi0 again" nv_relisten "$name"
+	check "$name: the host connects anew" nv_connect
+	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") chunks)" \
+		"$blkpat" verify "$(nv_disk)" --seed "$seed" --log "$out/w$seed.log" --direct
+	check "$name: nvme disconnect" nv_disconnect
+}
+
+device_gone 31 "rdma link del" "rdma link del kiwi0" "rdma link add kiwi0 type kiwi netdev kva"
+device_gone 32 "netdev deleted" "ip link del kva" nv_dev
+device_gone 33 "rmmod kiwi" "modprobe -r kiwi" "modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
+
+# ---- the end: nothing left, and kiwi unloads
+
+nv_target_del
+check "the target's configuration is gone" test ! -e "$cfg/subsystems/$nqn"
+# The core's CQ pool keeps its CQs, unused, until the device goes.
+nv_leftovers() {
+	local r
+
+	for r in pd mr cq qp cm_id; do
+		rdma resource show $r || echo "rdma resource show $r failed"
+	done 2>&1 | grep -w -e kiwi0 -e failed |
+		grep -v "users 0 .*comm \[ib_core\]" | sed 's/^/# /' | grep .
+}
+check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! nv_leftovers'
+check "nvme-rdma, nvmet-rdma and the RAM disk unload" modprobe -r nvme-rdma nvmet-rdma brd
+nv_dev_del
+check "kiwi unloads" modprobe -r kiwi
+tap_end
