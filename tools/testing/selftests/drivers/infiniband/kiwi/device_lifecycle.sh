@@ -72,6 +72,32 @@ ip link set kva address 02:00:00:00:4b:01
 check "GID follows the new MAC address" \
 	wait_for 5 test "$(query_field kiwi0 gid)" = "020000004b0100000000000000000000"
 
+# A MAC address changed while the device registers (as udev gives a new
+# veth one) must not leave a stale GID: rdma_cm would refuse to bind the
+# netdev's addresses (-ENODEV). The change lands at a different moment of
+# the registration each round.
+gid_races() {
+	local i mac bad=0
+
+	for i in $(seq 10 29); do
+		mac=02:00:00:00:4c:$i
+		ip link add kvg type veth peer name kvh &&
+		ip link set kvg up || return 1
+		rdma link add kiwig type kiwi netdev kvg &
+		sleep "0.0$((i % 10 * 3))"
+		ip link set kvg address $mac
+		wait $!
+		if ! wait_for 2 test "$(query_field kiwig gid)" = "${mac//:/}00000000000000000000"; then
+			echo "# round $i: GID $(query_field kiwig gid), MAC $mac"
+			bad=$((bad + 1))
+		fi
+		ip link del kvg
+		wait_for 10 ibdev_absent kiwig
+	done
+	return $bad
+}
+check "a MAC changed during rdma link add is the GID (20 rounds)" gid_races
+
 # MTU is reported as the IB MTU enum that fits the netdev MTU.
 ip link set kva mtu 9000
 check "MTU 9000 reported as active_mtu 4096" \
