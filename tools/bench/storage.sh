@@ -86,7 +86,7 @@ setup() {
 	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
 	exportfs -o rw,no_root_squash,insecure,fsid=7 "$addr/24:$exp" &&
 	rpc.mountd -N 3 >/dev/null 2>&1 &&
-	rpc.nfsd -N 3 -V 4.2 -r 20049 4 >/dev/null 2>&1 &&
+	rpc.nfsd -N 3 -V 4.2 --rdma=20049 4 >/dev/null 2>&1 &&
 	grep -q "rdma 20049" /proc/fs/nfsd/portlist
 }
 
