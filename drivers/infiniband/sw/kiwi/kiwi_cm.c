@@ -897,6 +897,9 @@ static int kiwi_local_addrs6(struct net_device *netdev, __be16 port,
 
 		if (n == max)
 			break;
+		/* Not bindable until (unless) Duplicate Address Detection passes. */
+		if (ifp->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED))
+			continue;
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_port = port;
 		sin6->sin6_addr = ifp->addr;
@@ -913,6 +916,12 @@ static int kiwi_local_addrs6(struct net_device *netdev, __be16 port,
  * is a wildcard: a wildcard socket would collide with another kiwi
  * device's in the same namespace. An IPv6 wildcard that is not "IPv6
  * only" takes the IPv4 addresses too, as a dual-stack socket would.
+ *
+ * An address that cannot be bound yet (IPv6 DAD still running, as on a
+ * netdev that has just come up) is left out rather than failing the
+ * listen: a failed listen makes the RDMA CM give up on the whole device
+ * when it is added under a wildcard listener (cma_listen_on_dev). The
+ * addresses are those of the moment; one added later is not listened on.
  */
 static int kiwi_listen_wildcard(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 				struct sockaddr_storage *addr, int backlog)
@@ -934,8 +943,12 @@ static int kiwi_listen_wildcard(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 		n = kiwi_local_addrs6(netdev, port, local, n, max);
 	rtnl_unlock();
 
-	for (i = 0; i < n && !ret; i++)
+	for (i = 0; i < n && !ret; i++) {
 		ret = kiwi_listen_one(ls, cm_id, &local[i], backlog);
+		/* The address went away since it was collected. */
+		if (ret == -EADDRNOTAVAIL)
+			ret = 0;
+	}
 	kfree(local);
 	return ret;
 }
