@@ -307,3 +307,10 @@ ktest_fails() {
 	echo "not ok - $mod: a run with $* fails the load, reporting '$want'"
 	return 1
 }
+
+# blkpat ARGS...: kiwi_blkpat.py, its report lines as TAP comments; killed
+# after 15 minutes (a hard NFS mount that never comes back holds it).
+blkpat() {
+	timeout -s KILL 900 "$KIWI_TESTDIR/kiwi_blkpat.py" "$@" 2>&1 | sed 's/^/# /'
+	return "${PIPESTATUS[0]}"
+}

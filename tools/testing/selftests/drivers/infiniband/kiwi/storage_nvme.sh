@@ -30,7 +30,6 @@ source "$(dirname "$0")/lib.sh"
 tap_begin "NVMe-oF (nvmet-rdma, nvme-rdma) over kiwi"
 
 out=$(mktemp -d)
-blkpat=$KIWI_TESTDIR/kiwi_blkpat.py
 cfg=/sys/kernel/config/nvmet
 nqn=nqn.2026-11.org.kiwi:storage-test
 addr=192.0.2.1
@@ -180,11 +179,11 @@ check "the host's queues use a pool CQ on each of the $(nproc) completion vector
 # ---- verified data
 
 check "write $pat_chunks chunks of 64 KiB with O_DIRECT through $disk" \
-	"$blkpat" write "$disk" --seed 11 --chunks $pat_chunks --direct
+	blkpat write "$disk" --seed 11 --chunks $pat_chunks --direct
 check "read them back through $disk: every chunk intact" \
-	"$blkpat" verify "$disk" --seed 11 --chunks $pat_chunks --direct
+	blkpat verify "$disk" --seed 11 --chunks $pat_chunks --direct
 check "the target's RAM disk holds the same bytes" \
-	"$blkpat" verify "$img" --seed 11 --chunks $pat_chunks --direct
+	blkpat verify "$img" --seed 11 --chunks $pat_chunks --direct
 
 # fio NAME ARGS...: a verified fio job on the namespace, past the pattern.
 nv_fio() {
@@ -205,7 +204,7 @@ check "fio 4 KiB random writes, QD 16, verified with crc32c" \
 check "fio 128 KiB sequential writes, QD 4, verified with crc32c" \
 	nv_fio seq128k --rw=write --bs=128k --iodepth=4
 check "the pattern is still intact after fio" \
-	"$blkpat" verify "$disk" --seed 11 --chunks $pat_chunks --direct
+	blkpat verify "$disk" --seed 11 --chunks $pat_chunks --direct
 check "nvme disconnect: 1 controller" nv_disconnect
 check "the namespace is gone" wait_for 10 eval '! nv_disk'
 
@@ -216,7 +215,7 @@ check "the namespace is gone" wait_for 10 eval '! nv_disk'
 writer_start() {
 	rm -f "$out/stop" "$out/w$1.log"
 	: >"$out/w$1.log"
-	"$blkpat" write "$(nv_disk)" --seed "$1" --first $pat_chunks \
+	blkpat write "$(nv_disk)" --seed "$1" --first $pat_chunks \
 		--chunks 100000 --direct --keep-going --log "$out/w$1.log" \
 		--stop "$out/stop" >"$out/w$1.out" 2>&1 &
 	wpid=$!
@@ -236,8 +235,8 @@ writer_progress() {
 writer_end() {
 	touch "$out/stop"
 	wait "$wpid"
-	sed 's/^/# /' "$out/w$1.out" | tail -3
-	"$blkpat" verify "$(nv_disk)" --seed "$1" --log "$out/w$1.log" --direct
+	tail -3 "$out/w$1.out"
+	blkpat verify "$(nv_disk)" --seed "$1" --log "$out/w$1.log" --direct
 }
 
 # A fault the host recovers from by itself: FAULT, then HEAL, with FELT
@@ -305,12 +304,12 @@ device_gone() {
 	check "$name: the host deleted its controller" wait_for 60 eval '! nv_ctrl'
 	touch "$out/stop"
 	wait "$wpid"
-	sed 's/^/# /' "$out/w$seed.out" | tail -2
+	tail -2 "$out/w$seed.out"
 	check "$name: the device is back" eval "$heal"
 	check "$name: the target's port listens on kiwi0 again" nv_relisten "$name"
 	check "$name: the host connects anew" nv_connect
 	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") chunks)" \
-		"$blkpat" verify "$(nv_disk)" --seed "$seed" --log "$out/w$seed.log" --direct
+		blkpat verify "$(nv_disk)" --seed "$seed" --log "$out/w$seed.log" --direct
 	check "$name: nvme disconnect" nv_disconnect
 }
 

@@ -1,0 +1,329 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# NFS over RDMA over kiwi: the kernel's nfsd with its RDMA listener
+# (svcrdma, port 20049) and the NFS client (xprtrdma), NFSv3 and NFSv4.2.
+#
+# The server lives in the initial network namespace with kiwi0 on kva
+# (192.0.2.1). Each version is mounted twice: by a client in the same
+# namespace, connecting to the device's own address, and by a client in
+# namespace kiwiB with kiwi1 on the veth peer kvb (192.0.2.2); that mount
+# is made with only the network namespace entered, so xprtrdma's rdma_cm ID
+# lives in kiwiB while the mount is seen from here. On each mount: small
+# files, a file larger than the memory its writer may use (a memory cgroup
+# that forces write-back while it is written) read back after the caches
+# are dropped, O_DIRECT chunks, directory operations; every byte compared
+# on the client and in the server's export, then unmount.
+#
+# Then faults, on the NFSv4.2 mount of kiwiB, each while a writer logs every
+# chunk whose O_DIRECT|O_DSYNC write completed (a stable write: the server
+# has it); the mount is hard, so NFS retransmits until the server is back,
+# and afterwards every logged chunk must read back intact:
+#   - kva down for a few seconds: the link is cut, the transport lives on;
+#   - nfsd stopped (its listeners and transports go) and started again:
+#     the client reconnects and reclaims its state in the grace period;
+#   - rdma link del of the server's kiwi0, then add: svcrdma lets go of
+#     the device, its wildcard listener comes back on the new one;
+#   - the veth pair deleted, taking both kiwi devices, then made again;
+#   - rmmod kiwi with both ULPs on it.
+# The client recovers from each by itself; at the end nothing of kiwi is
+# left and the module unloads.
+#
+# KIWI_STORAGE_LONG=1 moves more data (a longer run, by hand).
+source "$(dirname "$0")/lib.sh"
+tap_begin "NFS over RDMA (svcrdma, xprtrdma) over kiwi"
+
+out=$(mktemp -d)
+exp=$out/export
+mnt=$out/mnt
+srv=192.0.2.1
+cli=192.0.2.2
+cg=/sys/fs/cgroup/kiwi-nfs
+if [ -n "${KIWI_STORAGE_LONG:-}" ]; then
+	big_mb=768 small_n=400 direct_chunks=256
+else
+	big_mb=96 small_n=60 direct_chunks=32
+fi
+
+# kva here with kiwi0, kvb in kiwiB with kiwi1.
+nfs_devs() {
+	ip netns add kiwiB 2>/dev/null
+	ip link add kva type veth peer name kvb netns kiwiB &&
+	ip addr add $srv/24 dev kva &&
+	ip -n kiwiB addr add $cli/24 dev kvb &&
+	ip link set kva up &&
+	ip -n kiwiB link set kvb up &&
+	ip -n kiwiB link set lo up &&
+	rdma link add kiwi0 type kiwi netdev kva &&
+	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvb
+}
+
+nfs_devs_gone() { ibdev_absent kiwi0 && ibdev_absent kiwi1; }
+
+# The server: rpcbind and mountd (NFSv3 needs both), nfsd on TCP 2049 and
+# RDMA 20049. The lease and grace times are the shortest nfsd allows, so a
+# restarted server lets its clients reclaim state soon.
+nfsd_start() {
+	rpc.nfsd --rdma=20049 -V 3 -V 4.2 4 >"$out/nfsd" 2>&1 &&
+		grep -q "rdma 20049" /proc/fs/nfsd/portlist
+}
+
+nfsd_stop() { rpc.nfsd 0 >/dev/null 2>&1; }
+
+nfs_server() {
+	mkdir -p "$exp" "$mnt" /run/rpcbind &&
+	mount -t tmpfs -o size=$((big_mb * 2 + 128))m tmpfs "$exp" &&
+	{ mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd; } &&
+	echo 10 >/proc/fs/nfsd/nfsv4leasetime &&
+	echo 10 >/proc/fs/nfsd/nfsv4gracetime &&
+	{ pgrep -x rpcbind >/dev/null || rpcbind -w; } &&
+	# fsid=0: the export is NFSv4's root (the VM's / has no UUID
+	# that mountd could name a pseudo-root by).
+	exportfs -o rw,no_root_squash,insecure,sync,fsid=0 "192.0.2.0/24:$exp" &&
+	rpc.mountd >/dev/null 2>&1 &&
+	nfsd_start
+}
+
+nfs_server_stop() {
+	nfsd_stop
+	pkill -x rpc.mountd
+	exportfs -ua 2>/dev/null
+	pkill -x rpcbind
+	umount "$exp" 2>/dev/null
+}
+
+# nfs_mount WHERE VERS: mount the export on $mnt over RDMA, from the
+# initial namespace (WHERE=here, to the own address) or from kiwiB.
+nfs_mount() {
+	local where=$1 vers=$2 opts="vers=$2,proto=rdma,port=20049,hard,timeo=100"
+	local run=() path=/
+
+	[ "$vers" = 3 ] && opts+=",nolock" path=$exp
+	[ "$where" = kiwiB ] && run=(nsenter --net=/run/netns/kiwiB)
+	"${run[@]}" mount -t nfs -o "$opts" "$srv:$path" "$mnt" >"$out/mount" 2>&1 ||
+		{ sed 's/^/# mount: /' "$out/mount"; return 1; }
+}
+
+nfs_umount() { umount "$mnt" && ! mountpoint -q "$mnt"; }
+
+# The mount's options as the kernel reports them.
+mount_opts() { awk -v m="$mnt" '$2 == m && $3 ~ /^nfs/ { print $4 }' /proc/mounts; }
+
+# kiwi QPs of device DEV (rdma resource show lists "link DEV/1").
+qps_on() { rdma resource show qp | grep -c "link $1/"; }
+
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+nfs_cleanup() {
+	touch "$out/stop"
+	wait
+	umount -f "$mnt" 2>/dev/null
+	umount -l "$mnt" 2>/dev/null
+	nfs_server_stop
+	rmdir "$cg" 2>/dev/null
+	ip link del kva 2>/dev/null
+	ip netns del kiwiB 2>/dev/null
+	wait_for 20 nfs_devs_gone
+}
+trap 'nfs_cleanup; rm -rf "$out"' EXIT
+
+# ---- verified data on one mount
+
+# in_cgroup CMD...: run CMD with at most 32 MiB of memory, page cache
+# included; a file larger than that is written back while it is written.
+in_cgroup() {
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"
+}
+
+small_files() {
+	local i
+
+	mkdir -p "$out/small" "$mnt/small" || return 1
+	for i in $(seq "$small_n"); do
+		head -c $(((i * 7919) % 20000)) /dev/urandom >"$out/small/f$i"
+	done
+	(cd "$out/small" && sha256sum f* >"$out/small.sum") &&
+		cp "$out"/small/f* "$mnt/small/"
+}
+
+# big_file: written through a pipe, its checksum taken on the way.
+big_file() {
+	in_cgroup sh -c "head -c ${big_mb}M /dev/urandom | tee '$mnt/big' |
+		sha256sum >'$out/big.sum'" &&
+		sed -i 's|-$|big|' "$out/big.sum"
+}
+
+dir_ops() {
+	local d=$mnt/tree
+
+	mkdir -p "$d/a/b/c" "$d/gone" &&
+	for i in $(seq 50); do echo "$i" >"$d/a/n$i"; done &&
+	mv "$d/a/n1" "$d/a/b/c/moved" &&
+	ln "$d/a/n2" "$d/a/hard" &&
+	ln -s ../a/n3 "$d/a/b/sym" &&
+	rm "$d/a/n4" && rmdir "$d/gone" &&
+	mv "$d/a/b" "$d/b" &&
+	[ "$(cat "$d/b/sym")" = 3 ] &&
+	[ "$(stat -c %h "$d/a/n2")" = 2 ]
+}
+
+# The tree as seen from DIR: names, types, sizes, link targets.
+tree_of() { (cd "$1/tree" && find . -printf '%p %y %s %n %l\n' | sort); }
+
+# verified_mount WHERE VERS: everything above on one mount.
+verified_mount() {
+	local where=$1 vers=$2 name="NFSv$2 from $1" nq
+
+	check "$name: mount -o rdma,port=20049" nfs_mount "$where" "$vers"
+	mountpoint -q "$mnt" || return
+	check "$name: the kernel mounted vers=$vers over proto=rdma" \
+		eval "mount_opts | grep -q 'vers=$vers.*proto=rdma'"
+	echo "# $name: $(mount_opts)"
+	if [ "$where" = here ]; then
+		nq=$(qps_on kiwi0)
+		check "$name: kiwi0 carries client and server QPs ($nq)" test "$nq" -ge 2
+	else
+		check "$name: the client's QP is on kiwi1, the server's on kiwi0" \
+			eval '[ $(qps_on kiwi1) -ge 1 ] && [ $(qps_on kiwi0) -ge 1 ]'
+	fi
+	rm -rf "${mnt:?}"/* "$out/small"
+	check "$name: $small_n small files written" small_files
+	check "$name: a ${big_mb} MiB file written by a writer with 32 MiB of memory" big_file
+	drop_caches
+	check "$name: small files read back intact" \
+		eval "(cd '$mnt/small' && sha256sum --quiet -c '$out/small.sum')"
+	check "$name: the big file reads back intact" \
+		eval "(cd '$mnt' && sha256sum --quiet -c '$out/big.sum')"
+	check "$name: the server's export holds the same bytes" \
+		eval "(cd '$exp/small' && sha256sum --quiet -c '$out/small.sum') &&
+		      (cd '$exp' && sha256sum --quiet -c '$out/big.sum')"
+	: >"$mnt/direct"
+	check "$name: $direct_chunks chunks of 64 KiB written with O_DIRECT" \
+		blkpat write "$mnt/direct" --seed "${vers//./}" --chunks $direct_chunks --direct
+	check "$name: and read back with O_DIRECT, intact" \
+		blkpat verify "$mnt/direct" --seed "${vers//./}" --chunks $direct_chunks --direct
+	check "$name: the server's file holds the same bytes" \
+		blkpat verify "$exp/direct" --seed "${vers//./}" --chunks $direct_chunks
+	check "$name: mkdir, rename, link, symlink, unlink, rmdir" dir_ops
+	drop_caches
+	check "$name: the client sees the tree the server has" \
+		eval '[ "$(tree_of "$mnt")" = "$(tree_of "$exp")" ] &&
+		      [ $(tree_of "$mnt" | wc -l) -eq 55 ]'
+	check "$name: umount" nfs_umount
+	check "$name: the client's QPs are gone" \
+		wait_for 20 eval '[ $(qps_on kiwi1) -eq 0 ] && [ $(qps_on kiwi0) -eq 0 ]'
+}
+
+# ---- the devices, the server
+
+kiwi_unload
+modprobe kiwi || not_ok "modprobe kiwi"
+check "modprobe nfsd, svcrdma, xprtrdma" modprobe -a nfsd rpcrdma
+check "kiwi0 on kva ($srv), kiwi1 on kvb ($cli) in namespace kiwiB" nfs_devs
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+check "a memory cgroup of 32 MiB for the big file's writer" \
+	eval "mkdir -p $cg && echo 32M >$cg/memory.max"
+check "nfsd exports a tmpfs and listens on RDMA port 20049" nfs_server
+nfs_listening() {
+	rdma resource show cm_id | grep "link kiwi0/" | grep LISTEN | grep -q ":20049"
+}
+check "nfsd's RDMA listener is a kiwi cm_id" wait_for 10 nfs_listening
+
+for vers in 3 4.2; do
+	for where in here kiwiB; do
+		verified_mount "$where" "$vers"
+		mountpoint -q "$mnt" && umount -f "$mnt"
+	done
+done
+
+# ---- faults under a verified writer, on NFSv4.2 from kiwiB
+
+writer_start() {
+	rm -f "$out/stop" "$out/w$1.log"
+	: >"$out/w$1.log"
+	: >"$mnt/w$1"
+	blkpat write "$mnt/w$1" --seed "$1" --chunks 100000 --direct \
+		--keep-going --log "$out/w$1.log" --stop "$out/stop" \
+		>"$out/w$1.out" 2>&1 &
+	wpid=$!
+}
+
+logged() { wc -l <"$out/w$1.log"; }
+
+# writer_progress SEED N SECONDS: N more chunks logged within SECONDS.
+writer_progress() {
+	local want=$(($(logged "$1") + $2))
+
+	wait_for "$3" eval "[ \$(logged $1) -ge $want ]"
+}
+
+# fault SEED NAME FAULT FELT HEAL: FAULT while the writer runs, FELT true
+# while it is on; HEAL; the same mount writes on, and every logged chunk
+# reads back intact from the client and from the server's export.
+fault() {
+	local seed=$1 name=$2 fault=$3 felt=$4 heal=$5 t
+
+	writer_start "$seed"
+	check "$name: the writer runs before the fault" writer_progress "$seed" 4 60
+	t=$SECONDS
+	eval "$fault"
+	check "$name: '$fault' returns within 20 s ($((SECONDS - t)) s)" \
+		test $((SECONDS - t)) -le 20
+	check "$name: the fault is felt" wait_for 20 eval "$felt"
+	sleep 3
+	check "$name: healed ($heal)" eval "$heal"
+	check "$name: nfsd's RDMA listener is on kiwi0 again" wait_for 20 nfs_listening
+	t=$SECONDS
+	check "$name: the mount writes on by itself" writer_progress "$seed" 4 150
+	echo "# $name: writes went on $((SECONDS - t)) s after the heal"
+	touch "$out/stop"
+	# A hard mount that never came back holds the writer for good.
+	if ! wait_for 60 eval '! kill -0 $wpid 2>/dev/null'; then
+		echo "# $name: the writer is stuck in a write: killed"
+		pkill -KILL -f "kiwi_blkpat.py write $mnt/w$seed"
+	fi
+	wait "$wpid"
+	tail -2 "$out/w$seed.out"
+	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") chunks)" \
+		blkpat verify "$mnt/w$seed" --seed "$seed" --log "$out/w$seed.log" --direct
+	check "$name: the server's file holds them too" \
+		blkpat verify "$exp/w$seed" --seed "$seed" --log "$out/w$seed.log"
+	dmesg | grep -E "rpcrdma|svcrdma|nfs: server" | tail -3 |
+		sed "s/^/# $name: dmesg: /"
+}
+
+nfs_mount kiwiB 4.2 || not_ok "NFSv4.2 from kiwiB for the faults: mount"
+
+fault 21 "kva down 4 s" "ip link set kva down" \
+	'[ "$(port_state kiwi0)" = "1: DOWN" ]' "ip link set kva up"
+fault 22 "nfsd stopped 4 s" nfsd_stop \
+	'! grep -q rdma /proc/fs/nfsd/portlist' nfsd_start
+fault 23 "rdma link del kiwi0" "rdma link del kiwi0" "ibdev_absent kiwi0" \
+	"rdma link add kiwi0 type kiwi netdev kva"
+fault 24 "veth pair deleted" "ip link del kva" nfs_devs_gone nfs_devs
+fault 25 "rmmod kiwi" "modprobe -r kiwi" nfs_devs_gone \
+	"modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva &&
+	 ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvb"
+
+check "the fault mount unmounts" nfs_umount
+
+# ---- the end: nothing left, and kiwi unloads
+
+nfs_server_stop
+check "nfsd has no listener left" eval '! grep -q . /proc/fs/nfsd/portlist'
+nfs_leftovers() {
+	local r
+
+	for r in pd mr cq qp cm_id; do
+		rdma resource show $r || echo "rdma resource show $r failed"
+	done 2>&1 | grep -w -e kiwi0 -e kiwi1 -e failed |
+		grep -v "users 0 .*comm \[ib_core\]" | sed 's/^/# /' | grep .
+}
+check "no PD, MR, CQ in use, QP or cm_id left on kiwi0 or kiwi1" eval '! nfs_leftovers'
+ip link del kva
+ip netns del kiwiB
+check "both devices go with their netdevs" wait_for 20 nfs_devs_gone
+check "kiwi unloads" modprobe -r kiwi
+check "rpcrdma unloads" modprobe -r rpcrdma
+tap_end
