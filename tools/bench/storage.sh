@@ -84,7 +84,7 @@ setup() {
 	# rpcbind: mountd answers the kernel's export upcalls.
 	mkdir -p $exp $mnt && mount -t tmpfs -o size=1200m tmpfs $exp &&
 	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
-	exportfs -o rw,no_root_squash,insecure,fsid=7 "$addr/24:$exp" &&
+	exportfs -o rw,no_root_squash,insecure,fsid=0 "$addr/24:$exp" &&
 	rpc.mountd -N 3 >/dev/null 2>&1 &&
 	rpc.nfsd -N 3 -V 4.2 --rdma=20049 4 >/dev/null 2>&1 &&
 	grep -q "rdma 20049" /proc/fs/nfsd/portlist
@@ -159,13 +159,13 @@ nfs_cells() {
 	opts=vers=4.2,proto=tcp
 	[ "$tr" = kiwi ] && opts=vers=4.2,proto=rdma,port=20049
 	log=$logs/$tr-nfs-$run
-	if timeout 60 mount -t nfs -o "$opts" "$addr:$exp" $mnt; then
+	if timeout 60 mount -t nfs -o "$opts" "$addr:/" $mnt; then
 		timeout 300 dd if=/dev/zero of=$mnt/big bs=1M count=$mb conv=fsync \
 			>"$log.write" 2>&1
 		row "$tr" nfs_write 1048576 seq "$run" "$(dd_mibs "$log.write")" MiB/s
 		umount $mnt
 		echo 3 >/proc/sys/vm/drop_caches
-		timeout 60 mount -t nfs -o "$opts" "$addr:$exp" $mnt
+		timeout 60 mount -t nfs -o "$opts" "$addr:/" $mnt
 		timeout 300 dd if=$mnt/big of=/dev/null bs=1M >"$log.read" 2>&1
 		row "$tr" nfs_read 1048576 seq "$run" "$(dd_mibs "$log.read")" MiB/s
 		rm -f $mnt/big
