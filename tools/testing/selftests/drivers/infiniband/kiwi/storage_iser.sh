@@ -41,7 +41,6 @@ source "$(dirname "$0")/lib.sh"
 tap_begin "iSER (LIO isert, open-iscsi ib_iser) over kiwi"
 
 out=$(mktemp -d)
-blkpat=$KIWI_TESTDIR/kiwi_blkpat.py
 iqn=iqn.2026-11.org.kiwi:storage-iser
 addr=192.0.2.1
 portal=$addr:3260
@@ -234,11 +233,11 @@ check "kiwi0 carries the connection: $nqp QPs, want 2" test "$nqp" -eq 2
 # ---- verified data
 
 check "write $pat_chunks chunks of 64 KiB with O_DIRECT through $disk" \
-	"$blkpat" write "$disk" --seed 11 --chunks $pat_chunks --direct
+	blkpat write "$disk" --seed 11 --chunks $pat_chunks --direct
 check "read them back through $disk: every chunk intact" \
-	"$blkpat" verify "$disk" --seed 11 --chunks $pat_chunks --direct
+	blkpat verify "$disk" --seed 11 --chunks $pat_chunks --direct
 check "the target's RAM disk holds the same bytes" \
-	"$blkpat" verify "$img" --seed 11 --chunks $pat_chunks --direct
+	blkpat verify "$img" --seed 11 --chunks $pat_chunks --direct
 
 # fio NAME ARGS...: a verified fio job on the disk, past the pattern.
 is_fio() {
@@ -259,7 +258,7 @@ check "fio 4 KiB random writes, QD 16, verified with crc32c" \
 check "fio 128 KiB sequential writes, QD 4, verified with crc32c" \
 	is_fio seq128k --rw=write --bs=128k --iodepth=4
 check "the pattern is still intact after fio" \
-	"$blkpat" verify "$disk" --seed 11 --chunks $pat_chunks --direct
+	blkpat verify "$disk" --seed 11 --chunks $pat_chunks --direct
 check "logout: the session ends" is_logout
 check "the disk is gone" wait_for 10 eval "[ ! -b $disk ] || ! is_disk"
 echo "# set up, verified and logged out after $((SECONDS - t0)) s"
@@ -273,7 +272,7 @@ writer_start() {
 	rm -f "$out/stop" "$out/w$1.log"
 	: >"$out/w$1.log"
 	while [ ! -e "$out/stop" ]; do
-		"$blkpat" write "$(is_disk)" --seed "$1" --first $pat_chunks \
+		blkpat write "$(is_disk)" --seed "$1" --first $pat_chunks \
 			--chunks $((img_mb * 16 - pat_chunks)) --direct --keep-going \
 			--log "$out/w$1.log" --stop "$out/stop" || sleep 0.5
 	done >"$out/w$1.out" 2>&1 &
@@ -294,8 +293,8 @@ writer_progress() {
 writer_end() {
 	touch "$out/stop"
 	wait "$wpid"
-	sed 's/^/# /' "$out/w$1.out" | tail -3
-	"$blkpat" verify "$(is_disk)" --seed "$1" --log "$out/w$1.log" --direct
+	tail -3 "$out/w$1.out"
+	blkpat verify "$(is_disk)" --seed "$1" --log "$out/w$1.log" --direct
 }
 
 # dmesg_since MARK NAME: the initiator's and target's kernel lines since MARK.
