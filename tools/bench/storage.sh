@@ -50,6 +50,8 @@ mnt=/run/kiwi-bench-mnt
 row() { # TRANSPORT TEST SIZE MODE RUN VALUE UNIT
 	local status=ok
 	[[ "$6" =~ ^[0-9]+(\.[0-9]+)?$ ]] || status=fail
+	# Nothing moved is a failed cell, not a measurement.
+	[[ "$6" =~ ^0*(\.0*)?$ ]] && status=fail
 	echo "$1,$2,$3,$4,$mb,$5,$([ $status = ok ] && echo "$6"),$7,$status" >>"$raw"
 	printf '# %-4s %-13s %7s %-5s run %d: %s %s\n' "$1" "$2" "$3" "$4" "$5" \
 		"${6:-fail}" "$7"
@@ -109,7 +111,9 @@ nvme_disk() {
 	local d
 
 	for d in /sys/block/nvme*n1; do
-		[ "$(cat "$d/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+		# Not a multipath path's hidden disk (nvme0c0n1): it has no node.
+		[ -b "/dev/${d##*/}" ] &&
+			[ "$(cat "$d/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
 			[ "$(cat "$d/size" 2>/dev/null)" -gt 0 ] 2>/dev/null &&
 			{ echo "/dev/${d##*/}"; return 0; }
 	done
@@ -123,7 +127,9 @@ fio_cell() {
 	log=$logs/$tr-$test-$size-$mode-$run.json
 	timeout 300 fio --name="$test" --filename="$disk" --ioengine=libaio \
 		--direct=1 --bs="$size" --io_size=${mb}M --size=4G \
-		--output-format=json --output="$log" "$@" >/dev/null 2>&1
+		--output-format=json --output="$log" "$@" >/dev/null 2>&1 ||
+		{ row "$tr" "$test" "$size" "$mode" "$run" "" \
+			"$([ "$test" = nvme_randread ] && echo IOPS || echo MiB/s)"; return; }
 	if [ "$test" = nvme_randread ]; then
 		v=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print("%.0f" % j["read"]["iops"])' "$log" 2>/dev/null)
 		row "$tr" "$test" "$size" "$mode" "$run" "$v" IOPS
