@@ -154,7 +154,8 @@ def table(rows, runs):
 
 
 def storage_table(cells, summary):
-    """kiwi against TCP for each storage cell; empty when there is none."""
+    """kiwi against siw and TCP for each storage cell (the target is
+    against TCP); empty when there is none."""
     keys = sorted({k[1:] for k in cells if is_storage(k[1])},
                   key=lambda k: (not k[0].startswith("nvme_"), k[0], k[1]))
     if not keys:
@@ -168,17 +169,20 @@ def storage_table(cells, summary):
 
     lines = [
         "",
-        "storage: the same ULP over kiwi and over TCP on the same path"
+        "storage: the same ULP over kiwi, over siw and over TCP on the same path"
         f" (target: kiwi >= {STORAGE_MIN_TCP:.1f}x TCP; higher is better)",
-        f"{'test':<15}{'size':>8} {'mode':<6}{'unit':>6} |{'kiwi':>10}{'TCP':>10} |"
-        f"{'kiwi/TCP':>9} | target",
+        f"{'test':<15}{'size':>8} {'mode':<6}{'unit':>6} |{'kiwi':>10}{'siw':>10}{'TCP':>10} |"
+        f"{'kiwi/siw':>9}{'kiwi/TCP':>9} | target",
     ]
     lines.append("-" * len(lines[-1]))
     met = judged = 0
     for test, size, mode in keys:
         k, t = value(("kiwi", test, size, mode)), value(("tcp", test, size, mode))
+        sv = value(("siw", test, size, mode))
         unit = next(iter(cells.get(("kiwi", test, size, mode)) or
                          cells.get(("tcp", test, size, mode)) or [{}]), {}).get("unit", "")
+        rsiw = ratio(k, sv)
+        rsiw = f"{rsiw:9.2f}" if rsiw is not None else f"{'-':>9}"
         r = ratio(k, t)
         if r is None:
             verdict = "MISSING" if "missing" in (k, t) else "n/a"
@@ -188,8 +192,8 @@ def storage_table(cells, summary):
             met += r >= STORAGE_MIN_TCP
             verdict = "met" if r >= STORAGE_MIN_TCP else "MISSED"
             rs = f"{r:9.2f}"
-        lines.append(f"{test:<15}{size:>8} {mode:<6}{unit:>6} | {fmt(k, 9)} {fmt(t, 9)} |"
-                     f"{rs} | {verdict}")
+        lines.append(f"{test:<15}{size:>8} {mode:<6}{unit:>6} | {fmt(k, 9)} {fmt(sv, 9)} "
+                     f"{fmt(t, 9)} |{rsiw}{rs} | {verdict}")
     lines.append("")
     lines.append(f"kiwi meets its storage target in {met} of {judged} cells with data")
     return "\n".join(lines) + "\n"

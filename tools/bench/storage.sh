@@ -7,7 +7,10 @@
 # on the same path: one veth end kva with 192.0.2.1 in the initial
 # namespace, each initiator connecting to that address (nvme-rdma and
 # nvmet-rdma live in the initial namespace only). Rows are appended to
-# OUTDIR/raw.csv as transport kiwi or tcp; report.py prints kiwi/TCP.
+# OUTDIR/raw.csv as transport kiwi, siw or tcp; report.py prints kiwi/siw
+# and kiwi/TCP. siw (build/siw/siw.ko, when BENCH_TRANSPORTS names it)
+# takes kiwi's place on kva for its rounds: the RDMA CM picks a device by
+# its netdev, so one at a time.
 #
 #   tools/bench/storage.sh OUTDIR
 #
@@ -36,6 +39,10 @@ else
 	runs=${BENCH_RUNS:-3}
 	mb=${BENCH_STORAGE_MB:-256}
 fi
+SIW=$root/build/siw/siw.ko
+transports=kiwi
+[[ " ${BENCH_TRANSPORTS:-siw} " == *" siw "* ]] && [ -f "$SIW" ] && transports+=" siw"
+transports+=" tcp"
 raw=$out/raw.csv
 logs=$out/logs
 mkdir -p "$logs"
@@ -103,7 +110,8 @@ teardown() {
 	rmdir "$cfg"/ports/* "$cfg/subsystems/$nqn/namespaces/1" \
 		"$cfg/subsystems/$nqn" 2>/dev/null
 	ip link del kva 2>/dev/null
-	wait_for 20 ibdev_absent kiwi0
+	wait_for 20 ibdev_absent "$rdev"
+	grep -q "^siw " /proc/modules && rmmod siw
 	modprobe -r nvme-rdma nvme-tcp nvmet-rdma nvmet-tcp null_blk 2>/dev/null
 }
 
@@ -139,11 +147,30 @@ fio_cell() {
 	fi
 }
 
+# use_dev kiwi|siw: that RDMA device on kva, and nvmet's RDMA port
+# enabled on it again (nvmet-rdma drops its listener with a device);
+# nfsd's wildcard listener finds a new device by itself.
+rdev=kiwi0
+use_dev() {
+	local want=${1}0
+
+	[ "$rdev" = "$want" ] && return 0
+	rdma link del "$rdev" && wait_for 20 ibdev_absent "$rdev" || return 1
+	if [ "$1" = siw ] && ! grep -q "^siw " /proc/modules; then
+		insmod "$SIW" || return 1
+	fi
+	rdma link add "$want" type "$1" netdev kva || return 1
+	rdev=$want
+	rm -f "$cfg/ports/1/subsystems/$nqn"
+	ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn" &&
+		wait_for 20 eval "rdma resource show cm_id | grep LISTEN | grep -q '$want/.*$addr:4420'"
+}
+
 nvme_cells() {
 	local tr=$1 run=$2 t svc
 
-	t=$([ "$tr" = kiwi ] && echo rdma || echo tcp)
-	svc=$([ "$tr" = kiwi ] && echo 4420 || echo 4421)
+	t=$([ "$tr" = tcp ] && echo tcp || echo rdma)
+	svc=$([ "$tr" = tcp ] && echo 4421 || echo 4420)
 	nvme connect -t "$t" -a $addr -s $svc -n $nqn -i "$(nproc)" >/dev/null 2>&1 &&
 		wait_for 30 nvme_disk
 	disk=$(nvme_disk) || disk=/dev/null-missing
@@ -163,7 +190,7 @@ nfs_cells() {
 	local tr=$1 run=$2 opts log
 
 	opts=vers=4.2,proto=tcp
-	[ "$tr" = kiwi ] && opts=vers=4.2,proto=rdma,port=20049
+	[ "$tr" = tcp ] || opts=vers=4.2,proto=rdma,port=20049
 	log=$logs/$tr-nfs-$run
 	if timeout 60 mount -t nfs -o "$opts" "$addr:/" $mnt; then
 		timeout 300 dd if=/dev/zero of=$mnt/big bs=1M count=$mb conv=fsync \
@@ -185,7 +212,7 @@ nfs_cells() {
 if ! setup >"$logs/setup-storage" 2>&1; then
 	echo "bench: cannot set up storage (see $logs/setup-storage)" >&2
 	for run in $(seq "$runs"); do
-		for tr in kiwi tcp; do
+		for tr in $transports; do
 			row "$tr" nvme_randread 4096 qd32 "$run" "" IOPS
 		done
 	done
@@ -194,7 +221,11 @@ if ! setup >"$logs/setup-storage" 2>&1; then
 fi
 start=$SECONDS
 for run in $(seq "$runs"); do
-	for tr in kiwi tcp; do
+	for tr in $transports; do
+		if [ "$tr" != tcp ] && ! use_dev "$tr" >>"$logs/setup-storage" 2>&1; then
+			echo "bench: cannot put $tr on kva (see $logs/setup-storage)" >&2
+			continue
+		fi
 		nvme_cells "$tr" "$run"
 		nfs_cells "$tr" "$run"
 	done
