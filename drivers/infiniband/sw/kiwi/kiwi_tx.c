@@ -68,11 +68,22 @@ static void kiwi_tx_irq_retire(struct kiwi_tx *tx)
 	spin_unlock_irqrestore(&tx->irq_lock, flags);
 }
 
+/* The MSS every IPv4 path takes (RFC 1122's 576-byte datagrams). */
+#define KIWI_TX_MSS_FLOOR	536
+
+/*
+ * FPDUs are sized to the connection's MSS, but never below the floor: a
+ * socket whose route went away with its link (the cached route moves to the
+ * blackhole device, MTU 68) syncs its MSS down to 36 until the route is
+ * back, which fits no FPDU header, and a link that is down for a moment
+ * must not fail the connection. TCP splits a larger FPDU; the receiver
+ * does not need FPDUs aligned with segments.
+ */
 static unsigned int kiwi_tx_mulpdu(struct kiwi_qp *qp)
 {
 	unsigned int mss = tcp_sk(qp->sock->sk)->mss_cache;
 
-	return kiwi_mpa_mulpdu(mss ?: 536);
+	return kiwi_mpa_mulpdu(max(mss, KIWI_TX_MSS_FLOOR));
 }
 
 /*
@@ -1040,12 +1051,17 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 	return ret;
 }
 
+/* Context: the transmit loop, which holds the socket (qp->sock is set). */
 static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
 {
+	struct sock *sk = qp->sock->sk;
+
+	/* The MSS and TCP state tell a dead route (-EMSGSIZE) from a reset. */
 	if (!qp->tx->stopped)
 		ibdev_info_ratelimited(&qp->kdev->ibdev,
-				       "QP %u: transmit failed (%d), closing the connection\n",
-				       qp->base_qp.qp_num, err);
+				       "QP %u: transmit failed (%d, MSS %u, TCP state %u), closing the connection\n",
+				       qp->base_qp.qp_num, err,
+				       tcp_sk(sk)->mss_cache, sk->sk_state);
 	qp->tx->stopped = true;
 	if (qp->cep)
 		kiwi_cm_lost(qp->cep);
