@@ -314,3 +314,14 @@ blkpat() {
 	timeout -s KILL 900 "$KIWI_TESTDIR/kiwi_blkpat.py" "$@" 2>&1 | sed 's/^/# /'
 	return "${PIPESTATUS[0]}"
 }
+
+# kiwi_own_addr_dev DEV ADDR: a new veth pair kva/kvb, up, with ADDR/24 on
+# kva and kiwi device DEV on it; nothing waits between the steps (the
+# storage tests connect to the device's own address).
+kiwi_own_addr_dev() {
+	ip link add kva type veth peer name kvb &&
+	ip addr add "$2/24" dev kva &&
+	ip link set kva up &&
+	ip link set kvb up &&
+	rdma link add "$1" type kiwi netdev kva
+}

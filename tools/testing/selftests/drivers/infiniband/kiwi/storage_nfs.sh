@@ -15,16 +15,17 @@
 # are dropped, O_DIRECT chunks, directory operations; every byte compared
 # on the client and in the server's export, then unmount.
 #
-# Then faults, on the NFSv4.2 mount of kiwiB, each while a writer logs every
-# chunk whose O_DIRECT|O_DSYNC write completed (a stable write: the server
-# has it); the mount is hard, so NFS retransmits until the server is back,
-# and afterwards every logged chunk must read back intact:
-#   - kva down for a few seconds: the link is cut, the transport lives on;
+# Then faults, each while a writer logs every chunk whose O_DIRECT|O_DSYNC
+# write completed (a stable write: the server has it); the mount is hard,
+# so NFS retransmits until the server is back, and afterwards every logged
+# chunk must read back intact. On the NFSv4.2 mount of kiwiB:
+#   - kva down for a few seconds: the link is cut, the connection lives on;
 #   - nfsd stopped (its listeners and transports go) and started again:
 #     the client reconnects and reclaims its state in the grace period;
 #   - rdma link del of the server's kiwi0, then add: svcrdma lets go of
-#     the device, its wildcard listener comes back on the new one;
-#   - the veth pair deleted, taking both kiwi devices, then made again;
+#     the device, its wildcard listener comes back on the new one.
+# Then, with kiwi0 alone, on an NFSv4.2 mount to its own address:
+#   - the netdev deleted, then made again;
 #   - rmmod kiwi with both ULPs on it.
 # The client recovers from each by itself; at the end nothing of kiwi is
 # left and the module unloads.
@@ -105,6 +106,16 @@ nfs_mount() {
 }
 
 nfs_umount() { umount "$mnt" && ! mountpoint -q "$mnt"; }
+
+# No NFS client of namespace NS (here: the initial one) holds state at the
+# server any more: an NFSv4 client lets go of its client ID after the last
+# umount, and must find the server there to do it.
+nfs_clients_gone() {
+	local run=()
+
+	[ "$1" = here ] || run=(ip netns exec "$1")
+	! "${run[@]}" grep -q "$srv" /proc/fs/nfsfs/servers 2>/dev/null
+}
 
 # The mount's options as the kernel reports them.
 mount_opts() { awk -v m="$mnt" '$2 == m && $3 ~ /^nfs/ { print $4 }' /proc/mounts; }
@@ -258,14 +269,21 @@ writer_progress() {
 	wait_for "$3" eval "[ \$(logged $1) -ge $want ]"
 }
 
-# fault SEED NAME FAULT FELT HEAL: FAULT while the writer runs, FELT true
-# while it is on; HEAL; the same mount writes on, and every logged chunk
-# reads back intact from the client and from the server's export.
+# The server's QPs on kiwi0, by number.
+server_qps() {
+	rdma resource show qp | awk '$2 == "kiwi0/1" { print $4 }' | sort -n | paste -sd ' '
+}
+
+# fault SEED NAME FAULT FELT HEAL [same]: FAULT while the writer runs, FELT
+# true while it is on; HEAL; the same mount writes on (with "same": over
+# the same connection), and every logged chunk reads back intact from the
+# client and from the server's export.
 fault() {
-	local seed=$1 name=$2 fault=$3 felt=$4 heal=$5 t
+	local seed=$1 name=$2 fault=$3 felt=$4 heal=$5 same=${6:-} t qps
 
 	writer_start "$seed"
 	check "$name: the writer runs before the fault" writer_progress "$seed" 4 60
+	qps=$(server_qps)
 	t=$SECONDS
 	eval "$fault"
 	check "$name: '$fault' returns within 20 s ($((SECONDS - t)) s)" \
@@ -277,6 +295,9 @@ fault() {
 	t=$SECONDS
 	check "$name: the mount writes on by itself" writer_progress "$seed" 4 150
 	echo "# $name: writes went on $((SECONDS - t)) s after the heal"
+	[ -z "$same" ] ||
+		check "$name: over the same connection (server QP $qps)" \
+			test "$(server_qps)" = "$qps"
 	touch "$out/stop"
 	# A hard mount that never came back holds the writer for good.
 	if ! wait_for 60 eval '! kill -0 $wpid 2>/dev/null'; then
@@ -295,18 +316,37 @@ fault() {
 
 nfs_mount kiwiB 4.2 || not_ok "NFSv4.2 from kiwiB for the faults: mount"
 
+# An RNIC's connection outlives a short link outage; kiwi's too, although
+# TCP's MSS drops to 36 while the route is gone.
 fault 21 "kva down 4 s" "ip link set kva down" \
-	'[ "$(port_state kiwi0)" = "1: DOWN" ]' "ip link set kva up"
+	'[ "$(port_state kiwi0)" = "1: DOWN" ]' "ip link set kva up" same
 fault 22 "nfsd stopped 4 s" nfsd_stop \
 	'! grep -q rdma /proc/fs/nfsd/portlist' nfsd_start
 fault 23 "rdma link del kiwi0" "rdma link del kiwi0" "ibdev_absent kiwi0" \
 	"rdma link add kiwi0 type kiwi netdev kva"
-fault 24 "veth pair deleted" "ip link del kva" nfs_devs_gone nfs_devs
-fault 25 "rmmod kiwi" "modprobe -r kiwi" nfs_devs_gone \
-	"modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva &&
-	 ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvb"
-
 check "the fault mount unmounts" nfs_umount
+
+# Faults that take the client's device away too are made on a mount to
+# the own address over one device. With two, a client that reconnects
+# through the second device while that one is being removed meets a bug of
+# xprtrdma in 6.1: DEVICE_REMOVAL during rpcrdma_create_id() finds the
+# endpoint's re_id still NULL ("BUG: kernel NULL pointer dereference" in
+# rpcrdma_cm_event_handler), seen once under rmmod kiwi.
+one_dev() {
+	kiwi_own_addr_dev kiwi0 $srv
+}
+check "the kiwiB client let go of the server" wait_for 60 nfs_clients_gone kiwiB
+ip link del kva
+ip netns del kiwiB
+check "both devices go with their netdevs" wait_for 20 nfs_devs_gone
+check "kiwi0 alone on a new kva" one_dev
+check "nfsd's RDMA listener is on the new kiwi0" wait_for 20 nfs_listening
+nfs_mount here 4.2 || not_ok "NFSv4.2 to the own address for the faults: mount"
+fault 24 "netdev deleted" "ip link del kva" "ibdev_absent kiwi0" one_dev
+fault 25 "rmmod kiwi" "modprobe -r kiwi" "ibdev_absent kiwi0" \
+	"modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
+check "the fault mount unmounts" nfs_umount
+check "the client let go of the server" wait_for 60 nfs_clients_gone here
 
 # ---- the end: nothing left, and kiwi unloads
 
@@ -320,10 +360,9 @@ nfs_leftovers() {
 	done 2>&1 | grep -w -e kiwi0 -e kiwi1 -e failed |
 		grep -v "users 0 .*comm \[ib_core\]" | sed 's/^/# /' | grep .
 }
-check "no PD, MR, CQ in use, QP or cm_id left on kiwi0 or kiwi1" eval '! nfs_leftovers'
+check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! nfs_leftovers'
 ip link del kva
-ip netns del kiwiB
-check "both devices go with their netdevs" wait_for 20 nfs_devs_gone
+check "kiwi0 goes with its netdev" wait_for 20 ibdev_absent kiwi0
 check "kiwi unloads" modprobe -r kiwi
 check "rpcrdma unloads" modprobe -r rpcrdma
 tap_end

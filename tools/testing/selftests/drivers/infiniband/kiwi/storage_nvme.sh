@@ -42,11 +42,7 @@ fi
 
 # The kiwi device on a fresh veth; nothing waits between the steps.
 nv_dev() {
-	ip link add kva type veth peer name kvb &&
-	ip addr add $addr/24 dev kva &&
-	ip link set kva up &&
-	ip link set kvb up &&
-	rdma link add kiwi0 type kiwi netdev kva
+	kiwi_own_addr_dev kiwi0 $addr
 }
 
 nv_dev_del() {
