@@ -325,3 +325,101 @@ kiwi_own_addr_dev() {
 	ip link set kvb up &&
 	rdma link add "$1" type kiwi netdev kva
 }
+
+# ---- for the storage tests (storage_*.sh), which set $out (a scratch
+# directory), $pat_chunks and $fio_mb.
+
+# storage_fio DISK NAME ARGS...: a fio job with crc32c verification on
+# DISK, after the pattern's chunks; its result lines as comments.
+storage_fio() {
+	local disk=$1 name=$2 rc
+	shift 2
+	fio --name="$name" --filename="$disk" --ioengine=libaio --direct=1 \
+		--offset=$((pat_chunks * 64))k --size=${fio_mb}M \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		--output="$out/$name.fio" "$@" &&
+		grep -q "err= 0" "$out/$name.fio"
+	rc=$?
+	grep -E "^ *(write|read):" "$out/$name.fio" | sed 's/^ */# '"$name"': /'
+	[ $rc -eq 0 ] || sed 's/^/# /' "$out/$name.fio" | tail -20
+	return $rc
+}
+
+# storage_verified DISK BACKING WHAT: test points: $pat_chunks chunks of a
+# pattern written through DISK, read back through it and straight from
+# BACKING (WHAT names it), fio with crc32c (4 KiB random, 128 KiB
+# sequential) after them, and the pattern still intact.
+storage_verified() {
+	local disk=$1 img=$2 what=$3
+
+	check "write $pat_chunks chunks of 64 KiB with O_DIRECT through $disk" \
+		blkpat write "$disk" --seed 11 --chunks "$pat_chunks" --direct
+	check "read them back through $disk: every chunk intact" \
+		blkpat verify "$disk" --seed 11 --chunks "$pat_chunks" --direct
+	check "$what holds the same bytes" \
+		blkpat verify "$img" --seed 11 --chunks "$pat_chunks" --direct
+	check "fio 4 KiB random writes, QD 16, verified with crc32c" \
+		storage_fio "$disk" rand4k --rw=randwrite --bs=4k --iodepth=16
+	check "fio 128 KiB sequential writes, QD 4, verified with crc32c" \
+		storage_fio "$disk" seq128k --rw=write --bs=128k --iodepth=4
+	check "the pattern is still intact after fio" \
+		blkpat verify "$disk" --seed 11 --chunks "$pat_chunks" --direct
+}
+
+# writer_start SEED PATH FIRST END: a writer of chunks FIRST .. END-1 of
+# PATH, over and over (a chunk written again gets the same bytes), that
+# logs each completed O_DIRECT|O_DSYNC write to $out/wSEED.log and goes on
+# past failed ones, until $out/stop exists.
+writer_start() {
+	rm -f "$out/stop" "$out/w$1.log"
+	: >"$out/w$1.log"
+	wpath=$2
+	while [ ! -e "$out/stop" ]; do
+		blkpat write "$2" --seed "$1" --first "$3" --chunks $(($4 - $3)) \
+			--direct --keep-going --log "$out/w$1.log" \
+			--stop "$out/stop" || sleep 0.5
+	done >"$out/w$1.out" 2>&1 &
+	wpid=$!
+}
+
+logged() { wc -l <"$out/w$1.log"; }
+
+# writer_progress SEED N [SECONDS]: N more chunks than now are logged
+# within SECONDS (60).
+writer_progress() {
+	local want=$(($(logged "$1") + $2))
+
+	wait_for "${3:-60}" eval "[ \$(logged $1) -ge $want ]"
+}
+
+# writer_stop SEED: stop the writer and show its last words. One stuck in
+# a write for a minute (a hard NFS mount that never came back) is killed.
+writer_stop() {
+	touch "$out/stop"
+	if ! wait_for 60 eval '! kill -0 $wpid 2>/dev/null'; then
+		echo "# the writer is stuck in a write: killed"
+		pkill -KILL -f "kiwi_blkpat.py write $wpath"
+	fi
+	wait "$wpid"
+	tail -2 "$out/w$1.out"
+}
+
+# writer_end SEED PATH: writer_stop; the chunks it logged read back intact
+# from PATH (with O_DIRECT).
+writer_end() {
+	writer_stop "$1"
+	blkpat verify "$2" --seed "$1" --log "$out/w$1.log" --direct
+}
+
+# storage_leftovers DEV...: what of the devices is left in use, as
+# comments; true when anything is. The core's CQ pool keeps its CQs,
+# unused, until the device goes: those do not count.
+storage_leftovers() {
+	local r dev pat=()
+
+	for dev in "$@"; do pat+=(-e "$dev"); done
+	for r in pd mr cq qp cm_id; do
+		rdma resource show $r || echo "rdma resource show $r failed"
+	done 2>&1 | grep -w "${pat[@]}" -e failed |
+		grep -v "users 0 .*comm \[ib_core\]" | sed 's/^/# /' | grep .
+}

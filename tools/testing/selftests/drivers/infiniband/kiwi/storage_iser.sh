@@ -228,70 +228,15 @@ check "kiwi0 carries the connection: $nqp QPs, want 2" test "$nqp" -eq 2
 
 # ---- verified data
 
-check "write $pat_chunks chunks of 64 KiB with O_DIRECT through $disk" \
-	blkpat write "$disk" --seed 11 --chunks $pat_chunks --direct
-check "read them back through $disk: every chunk intact" \
-	blkpat verify "$disk" --seed 11 --chunks $pat_chunks --direct
-check "the target's RAM disk holds the same bytes" \
-	blkpat verify "$img" --seed 11 --chunks $pat_chunks --direct
-
-# fio NAME ARGS...: a verified fio job on the disk, past the pattern.
-is_fio() {
-	local name=$1
-	shift
-	fio --name="$name" --filename="$disk" --ioengine=libaio --direct=1 \
-		--offset=$((pat_chunks * 64))k --size=${fio_mb}M \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
-		--output="$out/$name.fio" "$@" &&
-		grep -q "err= 0" "$out/$name.fio"
-	local rc=$?
-	grep -E "^ *(write|read):" "$out/$name.fio" | sed 's/^ */# '"$name"': /'
-	[ $rc -eq 0 ] || sed 's/^/# /' "$out/$name.fio" | tail -20
-	return $rc
-}
-check "fio 4 KiB random writes, QD 16, verified with crc32c" \
-	is_fio rand4k --rw=randwrite --bs=4k --iodepth=16
-check "fio 128 KiB sequential writes, QD 4, verified with crc32c" \
-	is_fio seq128k --rw=write --bs=128k --iodepth=4
-check "the pattern is still intact after fio" \
-	blkpat verify "$disk" --seed 11 --chunks $pat_chunks --direct
+storage_verified "$disk" "$img" "the target's RAM disk"
 check "logout: the session ends" is_logout
 check "the disk is gone" wait_for 10 eval "[ ! -b $disk ] || ! is_disk"
 echo "# set up, verified and logged out after $((SECONDS - t0)) s"
 
 # ---- faults under a verified writer
 
-# writer_start SEED: a writer of chunks after the pattern, logging each
-# completed write, until $out/stop exists. It starts over at the end of
-# the disk (a chunk written again gets the same bytes).
-writer_start() {
-	rm -f "$out/stop" "$out/w$1.log"
-	: >"$out/w$1.log"
-	while [ ! -e "$out/stop" ]; do
-		blkpat write "$(is_disk)" --seed "$1" --first $pat_chunks \
-			--chunks $((img_mb * 16 - pat_chunks)) --direct --keep-going \
-			--log "$out/w$1.log" --stop "$out/stop" || sleep 0.5
-	done >"$out/w$1.out" 2>&1 &
-	wpid=$!
-}
-
-logged() { wc -l <"$out/w$1.log"; }
-
-# writer_progress SEED N: N more chunks than now are logged within 60 s.
-writer_progress() {
-	local want=$(($(logged "$1") + $2))
-
-	wait_for 60 eval "[ \$(logged $1) -ge $want ]"
-}
-
-# writer_end SEED: stop the writer; the completed chunks read back intact
-# through the disk.
-writer_end() {
-	touch "$out/stop"
-	wait "$wpid"
-	tail -3 "$out/w$1.out"
-	blkpat verify "$(is_disk)" --seed "$1" --log "$out/w$1.log" --direct
-}
+# The writer (lib.sh) writes the chunks after the pattern to the end of
+# the disk, over and over; writer_end reads them back through the disk.
 
 # dmesg_since MARK NAME: the initiator's and target's kernel lines since MARK.
 dmesg_mark() {
@@ -314,7 +259,7 @@ self_healing() {
 
 	is_login || { not_ok "$name: login"; return; }
 	sess=$(is_session)
-	writer_start "$seed"
+	writer_start "$seed" "$(is_disk)" "$pat_chunks" $((img_mb * 16))
 	check "$name: the writer runs before the fault" writer_progress "$seed" 4
 	mark=$(dmesg_mark "$name")
 	eval "$fault"
@@ -325,7 +270,7 @@ self_healing() {
 	check "$name: the same session ($sess), no new one" test "$(is_session)" = "$sess"
 	check "$name: writes go on after the fault" writer_progress "$seed" 4
 	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") writes)" \
-		writer_end "$seed"
+		writer_end "$seed" "$(is_disk)"
 	dmesg_since "$mark" "$name"
 	check "$name: logout" is_logout
 }
@@ -370,7 +315,7 @@ device_gone() {
 
 	is_login || { not_ok "$name: login"; return; }
 	sess=$(is_session)
-	writer_start "$seed"
+	writer_start "$seed" "$(is_disk)" "$pat_chunks" $((img_mb * 16))
 	check "$name: the writer runs before the fault" writer_progress "$seed" 4
 	mark=$(dmesg_mark "$name")
 	t=$SECONDS
@@ -396,7 +341,7 @@ device_gone() {
 	check "$name: the same session ($sess)" test "$(is_session)" = "$sess"
 	check "$name: writes go on after the fault" writer_progress "$seed" 4
 	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") writes)" \
-		writer_end "$seed"
+		writer_end "$seed" "$(is_disk)"
 	dmesg_since "$mark" "$name" 12
 	check "$name: logout" is_logout
 }
@@ -414,16 +359,7 @@ wait "$iscsid_pid" 2>/dev/null
 iscsid_pid=
 echo "clearconfig confirm=True" | tcli_batch
 check "targetcli clearconfig: the target's configuration is gone" test ! -e "$tpg"
-# The core's CQ pool keeps its CQs, unused, until the device goes.
-is_leftovers() {
-	local r
-
-	for r in pd mr cq qp cm_id; do
-		rdma resource show $r || echo "rdma resource show $r failed"
-	done 2>&1 | grep -w -e kiwi0 -e failed |
-		grep -v "users 0 .*comm \[ib_core\]" | sed 's/^/# /' | grep .
-}
-check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! is_leftovers'
+check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! storage_leftovers kiwi0'
 check "ib_isert, ib_iser and the RAM disk unload" modprobe -r ib_isert ib_iser brd
 # targetcli loads every backstore's module.
 modprobe -r iscsi_target_mod target_core_iblock target_core_file \

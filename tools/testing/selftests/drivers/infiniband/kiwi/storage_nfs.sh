@@ -250,23 +250,10 @@ done
 
 # ---- faults under a verified writer, on NFSv4.2 from kiwiB
 
-writer_start() {
-	rm -f "$out/stop" "$out/w$1.log"
-	: >"$out/w$1.log"
+# nfs_writer SEED: the writer (lib.sh) on a new file of the mount.
+nfs_writer() {
 	: >"$mnt/w$1"
-	blkpat write "$mnt/w$1" --seed "$1" --chunks 100000 --direct \
-		--keep-going --log "$out/w$1.log" --stop "$out/stop" \
-		>"$out/w$1.out" 2>&1 &
-	wpid=$!
-}
-
-logged() { wc -l <"$out/w$1.log"; }
-
-# writer_progress SEED N SECONDS: N more chunks logged within SECONDS.
-writer_progress() {
-	local want=$(($(logged "$1") + $2))
-
-	wait_for "$3" eval "[ \$(logged $1) -ge $want ]"
+	writer_start "$1" "$mnt/w$1" 0 100000
 }
 
 # The server's QPs on kiwi0, by number.
@@ -281,7 +268,7 @@ server_qps() {
 fault() {
 	local seed=$1 name=$2 fault=$3 felt=$4 heal=$5 same=${6:-} t qps
 
-	writer_start "$seed"
+	nfs_writer "$seed"
 	check "$name: the writer runs before the fault" writer_progress "$seed" 4 60
 	qps=$(server_qps)
 	t=$SECONDS
@@ -298,16 +285,8 @@ fault() {
 	[ -z "$same" ] ||
 		check "$name: over the same connection (server QP $qps)" \
 			test "$(server_qps)" = "$qps"
-	touch "$out/stop"
-	# A hard mount that never came back holds the writer for good.
-	if ! wait_for 60 eval '! kill -0 $wpid 2>/dev/null'; then
-		echo "# $name: the writer is stuck in a write: killed"
-		pkill -KILL -f "kiwi_blkpat.py write $mnt/w$seed"
-	fi
-	wait "$wpid"
-	tail -2 "$out/w$seed.out"
 	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") chunks)" \
-		blkpat verify "$mnt/w$seed" --seed "$seed" --log "$out/w$seed.log" --direct
+		writer_end "$seed" "$mnt/w$seed"
 	check "$name: the server's file holds them too" \
 		blkpat verify "$exp/w$seed" --seed "$seed" --log "$out/w$seed.log"
 	dmesg | grep -E "rpcrdma|svcrdma|nfs: server" | tail -3 |
@@ -352,15 +331,7 @@ check "the client let go of the server" wait_for 60 nfs_clients_gone here
 
 nfs_server_stop
 check "nfsd has no listener left" eval '! grep -q . /proc/fs/nfsd/portlist'
-nfs_leftovers() {
-	local r
-
-	for r in pd mr cq qp cm_id; do
-		rdma resource show $r || echo "rdma resource show $r failed"
-	done 2>&1 | grep -w -e kiwi0 -e kiwi1 -e failed |
-		grep -v "users 0 .*comm \[ib_core\]" | sed 's/^/# /' | grep .
-}
-check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! nfs_leftovers'
+check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! storage_leftovers kiwi0 kiwi1'
 ip link del kva
 check "kiwi0 goes with its netdev" wait_for 20 ibdev_absent kiwi0
 check "kiwi unloads" modprobe -r kiwi

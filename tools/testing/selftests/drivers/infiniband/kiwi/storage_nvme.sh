@@ -174,66 +174,15 @@ check "the host's queues use a pool CQ on each of the $(nproc) completion vector
 
 # ---- verified data
 
-check "write $pat_chunks chunks of 64 KiB with O_DIRECT through $disk" \
-	blkpat write "$disk" --seed 11 --chunks $pat_chunks --direct
-check "read them back through $disk: every chunk intact" \
-	blkpat verify "$disk" --seed 11 --chunks $pat_chunks --direct
-check "the target's RAM disk holds the same bytes" \
-	blkpat verify "$img" --seed 11 --chunks $pat_chunks --direct
-
-# fio NAME ARGS...: a verified fio job on the namespace, past the pattern.
-nv_fio() {
-	local name=$1
-	shift
-	fio --name="$name" --filename="$disk" --ioengine=libaio --direct=1 \
-		--offset=$((pat_chunks * 64))k --size=${fio_mb}M \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
-		--output="$out/$name.fio" "$@" &&
-		grep -q "err= 0" "$out/$name.fio"
-	local rc=$?
-	grep -E "^ *(write|read):" "$out/$name.fio" | sed 's/^ */# '"$name"': /'
-	[ $rc -eq 0 ] || sed 's/^/# /' "$out/$name.fio" | tail -20
-	return $rc
-}
-check "fio 4 KiB random writes, QD 16, verified with crc32c" \
-	nv_fio rand4k --rw=randwrite --bs=4k --iodepth=16
-check "fio 128 KiB sequential writes, QD 4, verified with crc32c" \
-	nv_fio seq128k --rw=write --bs=128k --iodepth=4
-check "the pattern is still intact after fio" \
-	blkpat verify "$disk" --seed 11 --chunks $pat_chunks --direct
+storage_verified "$disk" "$img" "the target's RAM disk"
 check "nvme disconnect: 1 controller" nv_disconnect
 check "the namespace is gone" wait_for 10 eval '! nv_disk'
 
 # ---- faults under a verified writer
 
-# writer_start SEED: a writer of chunks after the pattern, logging each
-# completed write, until $out/stop exists.
-writer_start() {
-	rm -f "$out/stop" "$out/w$1.log"
-	: >"$out/w$1.log"
-	blkpat write "$(nv_disk)" --seed "$1" --first $pat_chunks \
-		--chunks 100000 --direct --keep-going --log "$out/w$1.log" \
-		--stop "$out/stop" >"$out/w$1.out" 2>&1 &
-	wpid=$!
-}
-
-logged() { wc -l <"$out/w$1.log"; }
-
-# writer_progress SEED N: N more chunks than now are logged within 60 s.
-writer_progress() {
-	local want=$(($(logged "$1") + $2))
-
-	wait_for 60 eval "[ \$(logged $1) -ge $want ]"
-}
-
-# writer_end SEED: stop the writer; the completed chunks read back intact
-# through the namespace (the controller may be a new one).
-writer_end() {
-	touch "$out/stop"
-	wait "$wpid"
-	tail -3 "$out/w$1.out"
-	blkpat verify "$(nv_disk)" --seed "$1" --log "$out/w$1.log" --direct
-}
+# The writer (lib.sh) writes the chunks after the pattern to the end of
+# the namespace, over and over; writer_end reads them back through the
+# namespace (the controller may be a new one).
 
 # A fault the host recovers from by itself: FAULT, then HEAL, with FELT
 # true while the fault is on (it was felt).
@@ -242,7 +191,7 @@ self_healing() {
 
 	nv_connect || { not_ok "$name: connect"; return; }
 	ctrl=$(nv_ctrl)
-	writer_start "$seed"
+	writer_start "$seed" "$(nv_disk)" "$pat_chunks" $((img_mb * 16))
 	check "$name: the writer runs before the fault" writer_progress "$seed" 4
 	eval "$fault"
 	check "$name: the fault is felt" wait_for 15 eval "$felt"
@@ -252,7 +201,7 @@ self_healing() {
 	check "$name: the same controller ($ctrl), no new one" test "$(nv_ctrl)" = "$ctrl"
 	check "$name: writes go on after the fault" writer_progress "$seed" 4
 	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") chunks)" \
-		writer_end "$seed"
+		writer_end "$seed" "$(nv_disk)"
 	dmesg | grep -E "nvme nvme[0-9]+: .*(econnect|rror|timeout)" |
 		tail -3 | sed "s/^/# $name: dmesg: /"
 	check "$name: nvme disconnect" nv_disconnect
@@ -289,7 +238,7 @@ device_gone() {
 	local seed=$1 name=$2 fault=$3 heal=$4 t
 
 	nv_connect || { not_ok "$name: connect"; return; }
-	writer_start "$seed"
+	writer_start "$seed" "$(nv_disk)" "$pat_chunks" $((img_mb * 16))
 	check "$name: the writer runs before the fault" writer_progress "$seed" 4
 	t=$SECONDS
 	eval "$fault"
@@ -298,9 +247,7 @@ device_gone() {
 		test $((SECONDS - t)) -le 20
 	check "$name: kiwi0 is gone" wait_for 30 ibdev_absent kiwi0
 	check "$name: the host deleted its controller" wait_for 60 eval '! nv_ctrl'
-	touch "$out/stop"
-	wait "$wpid"
-	tail -2 "$out/w$seed.out"
+	writer_stop "$seed"
 	check "$name: the device is back" eval "$heal"
 	check "$name: the target's port listens on kiwi0 again" nv_relisten "$name"
 	check "$name: the host connects anew" nv_connect
@@ -317,16 +264,7 @@ device_gone 33 "rmmod kiwi" "modprobe -r kiwi" "modprobe kiwi && rdma link add k
 
 nv_target_del
 check "the target's configuration is gone" test ! -e "$cfg/subsystems/$nqn"
-# The core's CQ pool keeps its CQs, unused, until the device goes.
-nv_leftovers() {
-	local r
-
-	for r in pd mr cq qp cm_id; do
-		rdma resource show $r || echo "rdma resource show $r failed"
-	done 2>&1 | grep -w -e kiwi0 -e failed |
-		grep -v "users 0 .*comm \[ib_core\]" | sed 's/^/# /' | grep .
-}
-check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! nv_leftovers'
+check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! storage_leftovers kiwi0'
 check "nvme-rdma, nvmet-rdma and the RAM disk unload" modprobe -r nvme-rdma nvmet-rdma brd
 nv_dev_del
 check "kiwi unloads" modprobe -r kiwi
