@@ -68,10 +68,7 @@ setup() {
 	modprobe -a kiwi null_blk nvmet nvmet-rdma nvmet-tcp nvme-rdma nvme-tcp rpcrdma nfsd || return 1
 	# null_blk's defaults: one 250 GiB device, no memory kept.
 	[ -b /dev/nullb0 ] || return 1
-	ip link add kva type veth peer name kvb &&
-	ip addr add $addr/24 dev kva &&
-	ip link set kva up && ip link set kvb up &&
-	rdma link add kiwi0 type kiwi netdev kva || return 1
+	kiwi_own_addr_dev kiwi0 $addr || return 1
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 	mkdir "$cfg/subsystems/$nqn" &&
 	echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host" &&
