@@ -26,6 +26,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 
 static struct workqueue_struct *kiwi_cm_wq;
 
@@ -39,7 +40,8 @@ static void kiwi_cep_timeout(struct work_struct *work);
 
 static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_device *kdev)
 {
-	struct kiwi_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+	struct kiwi_cep *cep = kiwi_fault() ? NULL :
+				kzalloc(sizeof(*cep), GFP_KERNEL);
 
 	if (!cep)
 		return NULL;
@@ -646,6 +648,8 @@ static void kiwi_cep_timeout(struct work_struct *work)
 static int kiwi_cm_sock_create(struct kiwi_device *kdev, int family,
 			       struct socket **sock)
 {
+	if (kiwi_fault())
+		return -ENOMEM;
 	return __sock_create(dev_net(kdev->netdev), family, SOCK_STREAM,
 			     IPPROTO_TCP, sock, 0);
 }
@@ -933,7 +937,7 @@ static int kiwi_listen_wildcard(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 	struct sockaddr_storage *local;
 	int n = 0, i, ret = 0;
 
-	local = kcalloc(max, sizeof(*local), GFP_KERNEL);
+	local = kiwi_fault() ? NULL : kcalloc(max, sizeof(*local), GFP_KERNEL);
 	if (!local)
 		return -ENOMEM;
 	rtnl_lock();
@@ -961,7 +965,7 @@ int kiwi_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 	bool wildcard;
 	int ret = 0;
 
-	ls = kzalloc(sizeof(*ls), GFP_KERNEL);
+	ls = kiwi_fault() ? NULL : kzalloc(sizeof(*ls), GFP_KERNEL);
 	if (!ls)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&ls->ceps);
@@ -1055,7 +1059,8 @@ void kiwi_cm_poke(struct kiwi_cep *cep)
 
 int kiwi_cm_init(void)
 {
-	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_MEM_RECLAIM, 0);
+	kiwi_cm_wq = kiwi_fault() ? NULL :
+		     alloc_workqueue("kiwi_cm", WQ_MEM_RECLAIM, 0);
 	return kiwi_cm_wq ? 0 : -ENOMEM;
 }
 

@@ -26,6 +26,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 
 static size_t kiwi_cq_ring_bytes(u32 num_cqe)
 {
@@ -164,7 +165,8 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		cq->queue = cq->umap.addr;
 	} else {
 		cq->num_cqe = roundup_pow_of_two(attr->cqe);
-		cq->queue = vzalloc(kiwi_cq_ring_bytes(cq->num_cqe));
+		cq->queue = kiwi_fault() ? NULL :
+			    vzalloc(kiwi_cq_ring_bytes(cq->num_cqe));
 		if (!cq->queue) {
 			ret = -ENOMEM;
 			goto err;
@@ -238,7 +240,7 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		queue = umap.addr;
 	} else {
 		num = roundup_pow_of_two(cqe);
-		queue = vzalloc(kiwi_cq_ring_bytes(num));
+		queue = kiwi_fault() ? NULL : vzalloc(kiwi_cq_ring_bytes(num));
 		if (!queue)
 			return -ENOMEM;
 	}

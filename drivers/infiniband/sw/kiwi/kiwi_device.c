@@ -14,6 +14,7 @@
 #include <net/addrconf.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 #include "kiwi_mem.h"
 
 /* Serialises the "is this name or netdev taken" checks with registration. */
@@ -56,7 +57,7 @@ static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
 	struct kiwi_device *kdev;
 	struct ib_device *ibdev;
 
-	kdev = ib_alloc_device(kiwi_device, ibdev);
+	kdev = kiwi_fault() ? NULL : ib_alloc_device(kiwi_device, ibdev);
 	if (!kdev)
 		return NULL;
 	if (kiwi_mem_init(kdev)) {

@@ -9,6 +9,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 
 bool kiwi_crc_required;
 module_param_named(crc_required, kiwi_crc_required, bool, 0444);
@@ -99,9 +100,12 @@ static int __init kiwi_init(void)
 {
 	int ret;
 
-	ret = kiwi_cm_init();
+	ret = kiwi_fault_init();
 	if (ret)
 		return ret;
+	ret = kiwi_cm_init();
+	if (ret)
+		goto err_fault;
 	ret = kiwi_tx_init();
 	if (ret)
 		goto err_cm;
@@ -117,6 +121,8 @@ err_tx:
 	kiwi_tx_exit();
 err_cm:
 	kiwi_cm_exit();
+err_fault:
+	kiwi_fault_exit();
 	return ret;
 }
 
@@ -132,6 +138,7 @@ static void __exit kiwi_exit(void)
 	kiwi_netdev_notifier_unregister();
 	kiwi_tx_exit();
 	kiwi_cm_exit();
+	kiwi_fault_exit();
 	pr_info("kiwi: unloaded\n");
 }
 

@@ -27,6 +27,7 @@
 #include <rdma/ib_umem.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 #include "kiwi_mem.h"
 #include "kiwi_wire.h"
 
@@ -51,7 +52,8 @@ int kiwi_mem_init(struct kiwi_device *kdev)
 	xa_init_flags(&kdev->mem_xa, XA_FLAGS_ALLOC);
 	atomic_set(&kdev->num_mr, 0);
 	atomic_set(&kdev->num_mw, 0);
-	kdev->mem_last_key = kvmalloc(KIWI_MEM_INDICES, GFP_KERNEL);
+	kdev->mem_last_key = kiwi_fault() ? NULL :
+			     kvmalloc(KIWI_MEM_INDICES, GFP_KERNEL);
 	if (!kdev->mem_last_key)
 		return -ENOMEM;
 	get_random_bytes(kdev->mem_last_key, KIWI_MEM_INDICES);
@@ -105,7 +107,8 @@ static int kiwi_mem_reserve(struct kiwi_device *kdev, struct kiwi_mem *mem)
 		ret = -ENOMEM;
 		goto err;
 	}
-	ret = xa_alloc_cyclic(&kdev->mem_xa, &index, NULL,
+	ret = kiwi_fault() ? -ENOMEM :
+	      xa_alloc_cyclic(&kdev->mem_xa, &index, NULL,
 			      XA_LIMIT(1, KIWI_MEM_INDICES - 1),
 			      &kdev->mem_next, GFP_KERNEL);
 	if (ret < 0) {
@@ -854,7 +857,7 @@ struct ib_mr *kiwi_get_dma_mr(struct ib_pd *pd, int access)
 	ret = kiwi_mem_access_ok(access);
 	if (ret)
 		return ERR_PTR(ret);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kiwi_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	kiwi_mem_setup(&mr->mem, pd, KIWI_MEM_DMA);
@@ -878,11 +881,13 @@ static int kiwi_mr_pin(struct kiwi_mem *mem, struct ib_device *ibdev,
 	struct ib_umem *umem;
 	unsigned long i = 0;
 
-	umem = ib_umem_get(ibdev, start, length, access);
+	umem = kiwi_fault() ? ERR_PTR(-ENOMEM) :
+	       ib_umem_get(ibdev, start, length, access);
 	if (IS_ERR(umem))
 		return PTR_ERR(umem);
 	mem->npages = ib_umem_num_pages(umem);
-	mem->pages = kvmalloc_array(mem->npages, sizeof(*mem->pages),
+	mem->pages = kiwi_fault() ? NULL :
+		     kvmalloc_array(mem->npages, sizeof(*mem->pages),
 				    GFP_KERNEL);
 	if (!mem->pages) {
 		ib_umem_release(umem);
@@ -938,7 +943,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	    iova + (length - 1) < iova)
 		return ERR_PTR(-EINVAL);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kiwi_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	kiwi_mem_setup(&mr->mem, pd, KIWI_MEM_USER);
@@ -986,13 +991,15 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 	if (!max_num_sg || max_num_sg > KIWI_MAX_FR_PAGES)
 		return ERR_PTR(-EINVAL);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kiwi_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	kiwi_mem_setup(&mr->mem, pd, KIWI_MEM_FASTREG);
 	mr->mem.fr_max = max_num_sg;
-	mr->mem.fr.addr = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
-	mr->mem.fr_next.addr = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->mem.fr.addr = kiwi_fault() ? NULL :
+			  kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->mem.fr_next.addr = kiwi_fault() ? NULL :
+			       kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
 	if (!mr->mem.fr.addr || !mr->mem.fr_next.addr) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -1200,7 +1207,7 @@ int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
-	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	mem = kiwi_fault() ? NULL : kzalloc(sizeof(*mem), GFP_KERNEL);
 	if (!mem)
 		return -ENOMEM;
 	kiwi_mem_setup(mem, ibmw->pd, KIWI_MEM_MW);

@@ -24,6 +24,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 #include "kiwi_mem.h"
 
 static size_t kiwi_sq_bytes(u32 num)
@@ -202,8 +203,9 @@ static int kiwi_qp_kernel_rings(struct kiwi_qp *qp,
 	qp->sq.num = roundup_pow_of_two(max(attr->cap.max_send_wr, 1U));
 	qp->rq.num = attr->srq ? 0 :
 		     roundup_pow_of_two(max(attr->cap.max_recv_wr, 1U));
-	qp->sq.ring = vzalloc(kiwi_sq_bytes(qp->sq.num));
-	qp->rq.ring = qp->rq.num ? vzalloc(kiwi_rq_bytes(qp->rq.num)) : NULL;
+	qp->sq.ring = kiwi_fault() ? NULL : vzalloc(kiwi_sq_bytes(qp->sq.num));
+	qp->rq.ring = !qp->rq.num || kiwi_fault() ? NULL :
+		      vzalloc(kiwi_rq_bytes(qp->rq.num));
 	if (!qp->sq.ring || (qp->rq.num && !qp->rq.ring)) {
 		vfree(qp->sq.ring);
 		vfree(qp->rq.ring);
@@ -250,7 +252,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->max_inline = attr->cap.max_inline_data;
 
 	/* Numbers start at 1; a full table is a resource shortage. */
-	ret = xa_alloc(&kdev->qp_xa, &qpn, NULL, XA_LIMIT(1, KIWI_MAX_QP),
+	ret = kiwi_fault() ? -ENOMEM :
+	      xa_alloc(&kdev->qp_xa, &qpn, NULL, XA_LIMIT(1, KIWI_MAX_QP),
 		       GFP_KERNEL);
 	if (ret)
 		return ret == -EBUSY ? -ENOMEM : ret;

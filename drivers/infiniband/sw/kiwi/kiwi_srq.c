@@ -33,6 +33,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 
 static size_t kiwi_srq_bytes(u32 num)
 {
@@ -103,7 +104,8 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		ret = kiwi_srq_user_ring(srq, attr->max_wr, udata);
 	} else {
 		srq->num = roundup_pow_of_two(max(attr->max_wr, 1U));
-		srq->ring = vzalloc(kiwi_srq_bytes(srq->num));
+		srq->ring = kiwi_fault() ? NULL :
+			    vzalloc(kiwi_srq_bytes(srq->num));
 		ret = srq->ring ? 0 : -ENOMEM;
 	}
 	if (ret)

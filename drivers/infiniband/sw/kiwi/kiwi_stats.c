@@ -5,6 +5,7 @@
  */
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 
 static const struct rdma_stat_desc kiwi_stat_descs[] = {
 	[KIWI_STAT_ZCOPY_BYTES] = { .name = "tx_zcopy_bytes" },
@@ -17,6 +18,8 @@ static_assert(ARRAY_SIZE(kiwi_stat_descs) == KIWI_NUM_STATS);
 struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port)
 {
+	if (kiwi_fault())
+		return NULL;
 	return rdma_alloc_hw_stats_struct(kiwi_stat_descs, KIWI_NUM_STATS,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }

@@ -27,6 +27,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 #include "kiwi_mem.h"
 
 static struct workqueue_struct *kiwi_tx_wq;
@@ -375,7 +376,7 @@ static int kiwi_tx_zc_refill(struct kiwi_tx *tx)
 	if (tx->zc_page)
 		put_page(tx->zc_page);
 	tx->zc_off = 0;
-	tx->zc_page = alloc_page(GFP_KERNEL);
+	tx->zc_page = kiwi_fault() ? NULL : alloc_page(GFP_KERNEL);
 	return tx->zc_page ? 0 : -ENOMEM;
 }
 
@@ -1281,9 +1282,9 @@ bool kiwi_qp_tx_idle(struct kiwi_qp *qp)
 
 int kiwi_engines_alloc(struct kiwi_qp *qp)
 {
-	qp->tx = kvzalloc(sizeof(*qp->tx), GFP_KERNEL);
-	qp->rx = kzalloc(sizeof(*qp->rx), GFP_KERNEL);
-	if (qp->tx)
+	qp->tx = kiwi_fault() ? NULL : kvzalloc(sizeof(*qp->tx), GFP_KERNEL);
+	qp->rx = kiwi_fault() ? NULL : kzalloc(sizeof(*qp->rx), GFP_KERNEL);
+	if (qp->tx && !kiwi_fault())
 		qp->tx->slots = kvcalloc(qp->sq.num, sizeof(*qp->tx->slots),
 					 GFP_KERNEL);
 	if (!qp->tx || !qp->rx || !qp->tx->slots) {
@@ -1381,7 +1382,8 @@ void kiwi_engines_stop(struct kiwi_qp *qp)
 
 int kiwi_tx_init(void)
 {
-	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM |
+	kiwi_tx_wq = kiwi_fault() ? NULL :
+		     alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM |
 				     WQ_UNBOUND, 0);
 	return kiwi_tx_wq ? 0 : -ENOMEM;
 }

@@ -14,6 +14,7 @@
 #include <rdma/ib_umem.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 
 /**
  * kiwi_umap_get() - pin and map a user ring
@@ -38,12 +39,13 @@ int kiwi_umap_get(struct ib_device *ibdev, u64 va, size_t len,
 	if (!len || !PAGE_ALIGNED(va))
 		return -EINVAL;
 
-	umem = ib_umem_get(ibdev, va, len, IB_ACCESS_LOCAL_WRITE);
+	umem = kiwi_fault() ? ERR_PTR(-ENOMEM) :
+	       ib_umem_get(ibdev, va, len, IB_ACCESS_LOCAL_WRITE);
 	if (IS_ERR(umem))
 		return PTR_ERR(umem);
 
 	n = ib_umem_num_pages(umem);
-	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	pages = kiwi_fault() ? NULL : kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
 	if (!pages) {
 		ib_umem_release(umem);
 		return -ENOMEM;

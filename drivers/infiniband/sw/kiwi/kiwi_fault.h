@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * kiwi: allocation failures on demand, on kernels built with
+ * CONFIG_FAULT_INJECTION (kiwi's debug kernel); nothing on others.
+ *
+ * Each allocation kiwi makes is guarded by kiwi_fault(): when kiwi's
+ * "fail_alloc" fault attribute says so, the allocation is skipped and
+ * handled as failed, so that every error path can be driven on demand and
+ * only kiwi's own allocations fail. The attribute has the kernel's usual
+ * knobs (probability, interval, times, space, verbose, task-filter; see
+ * Documentation/fault-injection/fault-injection.rst) under
+ * /sys/kernel/debug/kiwi/fail_alloc/, and the module parameter fail_alloc
+ * ("interval,probability,space,times") arms it before the module's own
+ * initialisation allocates. /sys/kernel/debug/kiwi/fail_sites lists each
+ * site that was made to fail ("function:line count").
+ */
+#ifndef KIWI_FAULT_H
+#define KIWI_FAULT_H
+
+#include <linux/types.h>
+
+/* One guarded allocation: where it is and how often it was failed. */
+struct kiwi_fault_site {
+	const char *func;
+	unsigned int line;
+	atomic_t failed;
+	struct kiwi_fault_site *next;
+};
+
+#ifdef CONFIG_FAULT_INJECTION
+
+bool kiwi_fault_check(struct kiwi_fault_site *site);
+int kiwi_fault_init(void);
+void kiwi_fault_exit(void);
+
+/* True when the allocation right after it must be treated as failed. */
+#define kiwi_fault()							\
+	({								\
+		static struct kiwi_fault_site kiwi_site_ = {		\
+			.func = __func__, .line = __LINE__,		\
+		};							\
+		kiwi_fault_check(&kiwi_site_);				\
+	})
+
+#else
+
+#define kiwi_fault() false
+
+static inline int kiwi_fault_init(void)
+{
+	return 0;
+}
+
+static inline void kiwi_fault_exit(void)
+{
+}
+
+#endif
+
+#endif
