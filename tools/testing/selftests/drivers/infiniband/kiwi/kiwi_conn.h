@@ -1,153 +1,112 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rdma_cm boilerplate for the user-space verbs tests: listen, resolve a
- * route, connect, wait for an event. The passive side hands its peer a
- * struct kiwi_conn_info (its buffer's address and rkey) as private data.
- * Failures print a "# fatal" comment and return NULL or -1: each program
- * decides how to die.
+ * rdma_cm for kiwi's user-space test programs: wait for an event, listen,
+ * resolve, connect, accept, disconnect. The kc_ functions print a comment
+ * and return NULL or -1 on failure, for the programs that make a test
+ * point of it; expect() and the kc_*_or_die() ones end the program.
  */
 #ifndef KIWI_CONN_H
 #define KIWI_CONN_H
 
-#include <errno.h>
-#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #include <rdma/rdma_cma.h>
 
-struct kiwi_conn_info {
+/* A buffer a passive side exports in its accept's private data. */
+struct kc_info {
 	uint64_t addr;
 	uint32_t rkey;
 	uint32_t idx;		/* the server's number for this connection */
 };
 
 /*
- * The next event on @ch within about @ms milliseconds (-1: no limit) if
- * it is @want (and on @id, unless NULL); NULL otherwise. The caller acks
- * it.
+ * Called for a DISCONNECTED event that comes while another event is
+ * awaited, which is then skipped; unset, such an event is a mismatch.
+ * For programs that end connections without waiting for their end.
  */
-static inline struct rdma_cm_event *
-conn_event(struct rdma_event_channel *ch, struct rdma_cm_id *id,
-	   enum rdma_cm_event_type want, int ms)
-{
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-
-	if (poll(&p, 1, ms) != 1 || rdma_get_cm_event(ch, &ev)) {
-		printf("# no rdma_cm event in %d ms (wanted %s)\n", ms,
-		       rdma_event_str(want));
-		return NULL;
-	}
-	if (ev->event != want || (id && ev->id != id)) {
-		printf("# rdma_cm event %s status %d, wanted %s\n",
-		       rdma_event_str(ev->event), ev->status,
-		       rdma_event_str(want));
-		rdma_ack_cm_event(ev);
-		return NULL;
-	}
-	return ev;
-}
-
-/* Wait for @want on @id and ack it; 0 when it came. */
-static inline int conn_wait(struct rdma_event_channel *ch,
-			    struct rdma_cm_id *id,
-			    enum rdma_cm_event_type want, int ms)
-{
-	struct rdma_cm_event *ev = conn_event(ch, id, want, ms);
-
-	if (!ev)
-		return -1;
-	rdma_ack_cm_event(ev);
-	return 0;
-}
-
-/* A new cm_id and @addr:@port resolved in *@ai, or NULL. */
-static inline struct rdma_cm_id *conn_id(struct rdma_event_channel *ch,
-					 const char *addr, const char *port,
-					 int passive, struct rdma_addrinfo **ai)
-{
-	struct rdma_addrinfo hints = { .ai_flags = passive ? RAI_PASSIVE : 0,
-				       .ai_port_space = RDMA_PS_TCP };
-	struct rdma_cm_id *id;
-
-	if (rdma_getaddrinfo(addr, port, &hints, ai))
-		return NULL;
-	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
-		rdma_freeaddrinfo(*ai);
-		return NULL;
-	}
-	return id;
-}
-
-/* A cm_id listening on @addr:@port, or NULL. */
-static inline struct rdma_cm_id *conn_listen(struct rdma_event_channel *ch,
-					     const char *addr, const char *port,
-					     int backlog)
-{
-	struct rdma_addrinfo *ai;
-	struct rdma_cm_id *id = conn_id(ch, addr, port, 1, &ai);
-	int ret;
-
-	if (!id)
-		return NULL;
-	ret = rdma_bind_addr(id, ai->ai_src_addr) || rdma_listen(id, backlog);
-	rdma_freeaddrinfo(ai);
-	if (ret) {
-		rdma_destroy_id(id);
-		return NULL;
-	}
-	return id;
-}
-
-/* A new cm_id with its address and route to @addr:@port resolved, or NULL. */
-static inline struct rdma_cm_id *conn_resolve(struct rdma_event_channel *ch,
-					      const char *addr, const char *port)
-{
-	struct rdma_addrinfo *ai;
-	struct rdma_cm_id *id = conn_id(ch, addr, port, 0, &ai);
-	int ret;
-
-	if (!id)
-		return NULL;
-	ret = rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000) ||
-	      conn_wait(ch, id, RDMA_CM_EVENT_ADDR_RESOLVED, 10000) ||
-	      rdma_resolve_route(id, 5000) ||
-	      conn_wait(ch, id, RDMA_CM_EVENT_ROUTE_RESOLVED, 10000);
-	rdma_freeaddrinfo(ai);
-	if (ret) {
-		rdma_destroy_id(id);
-		return NULL;
-	}
-	return id;
-}
+extern void (*kc_ended)(struct rdma_cm_id *id);
 
 /*
- * rdma_connect @id with @cp and wait for ESTABLISHED; the peer's private
- * data goes to @peer. Return: 0, or -1.
+ * When set, a connection request that comes while another event is
+ * awaited is kept (its id, not its private data) for the next
+ * kc_request(); unset, it is a mismatch. For servers whose peer may start
+ * its next connection before the last one has ended on this side.
  */
-static inline int conn_connect(struct rdma_event_channel *ch,
-			       struct rdma_cm_id *id,
-			       struct rdma_conn_param *cp,
-			       struct kiwi_conn_info *peer)
-{
-	struct rdma_cm_event *ev;
+extern bool kc_defer_requests;
 
-	if (rdma_connect(id, cp)) {
-		printf("# rdma_connect: %s\n", strerror(errno));
-		return -1;
-	}
-	ev = conn_event(ch, id, RDMA_CM_EVENT_ESTABLISHED, 20000);
-	if (!ev)
-		return -1;
-	if (ev->param.conn.private_data_len < sizeof(*peer)) {
-		rdma_ack_cm_event(ev);
-		return -1;
-	}
-	memcpy(peer, ev->param.conn.private_data, sizeof(*peer));
-	rdma_ack_cm_event(ev);
-	return 0;
-}
+/* The next event on @ch within @ms milliseconds (-1: no limit), or NULL. */
+struct rdma_cm_event *kc_next(struct rdma_event_channel *ch, int ms);
+
+/*
+ * The next event on @ch within @ms milliseconds (-1: no limit) if it is
+ * @want (and on @id, unless NULL); NULL otherwise. TIMEWAIT_EXIT, the late
+ * echo of an old connection, is skipped. The caller acks the event.
+ */
+struct rdma_cm_event *kc_event(struct rdma_event_channel *ch,
+			       struct rdma_cm_id *id,
+			       enum rdma_cm_event_type want, int ms);
+
+/* Wait for @want on @id as kc_event() does and ack it; 0 when it came. */
+int kc_wait(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+	    enum rdma_cm_event_type want, int ms);
+
+/* The next event, which must be @want (no time limit); else die(). */
+struct rdma_cm_event *expect(struct rdma_event_channel *ch,
+			     enum rdma_cm_event_type want);
+
+/* expect() and ack. */
+void expect_ack(struct rdma_event_channel *ch, enum rdma_cm_event_type want);
+
+/* A cm_id bound to @addr:@port, not listening yet, or NULL. */
+struct rdma_cm_id *kc_bind(struct rdma_event_channel *ch, const char *addr,
+			   const char *port);
+
+/* A cm_id listening on @addr:@port, or NULL. */
+struct rdma_cm_id *kc_listen(struct rdma_event_channel *ch, const char *addr,
+			     const char *port, int backlog);
+struct rdma_cm_id *kc_listen_or_die(struct rdma_event_channel *ch,
+				    const char *addr, const char *port,
+				    int backlog);
+
+/* A new cm_id with its address and route to @addr:@port resolved, or NULL. */
+struct rdma_cm_id *kc_resolve(struct rdma_event_channel *ch, const char *addr,
+			      const char *port);
+struct rdma_cm_id *kc_resolve_or_die(struct rdma_event_channel *ch,
+				     const char *addr, const char *port);
+
+/* Connection parameters with IRD @ird, ORD @ord and private data. */
+struct rdma_conn_param kc_param(uint8_t ird, uint8_t ord, const void *pdata,
+				size_t len);
+
+/*
+ * rdma_connect @id with @cp and wait for ESTABLISHED; @len bytes of the
+ * peer's private data go to @pdata, when not NULL, and must have come.
+ * Return: 0, or -1.
+ */
+int kc_connect(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+	       const struct rdma_conn_param *cp, void *pdata, size_t len);
+void kc_connect_or_die(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+		       const struct rdma_conn_param *cp, void *pdata,
+		       size_t len);
+
+/* rdma_accept @id with @cp and wait for ESTABLISHED; 0, or -1. */
+int kc_accept(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+	      const struct rdma_conn_param *cp);
+void kc_accept_or_die(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+		      const struct rdma_conn_param *cp);
+
+/*
+ * The next connection request (no time limit), its private data copied
+ * to @pdata (up to @len bytes; zeros for a deferred one) when not NULL;
+ * dies on anything else.
+ */
+struct rdma_cm_id *kc_request(struct rdma_event_channel *ch, void *pdata,
+			      size_t len);
+
+/* rdma_disconnect @id and wait up to @ms for its DISCONNECTED; 0, or -1. */
+int kc_disconnect(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+		  int ms);
 
 #endif /* KIWI_CONN_H */

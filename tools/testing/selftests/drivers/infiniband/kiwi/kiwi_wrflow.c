@@ -38,8 +38,8 @@
 #include <rdma/rdma_cma.h>
 
 #include "kiwi_conn.h"
-#include "kiwi_poll.h"
-#include "kiwi_tap.h"
+#include "kiwi_peer.h"
+#include "kiwi_test.h"
 
 #define BUF_SIZE	(16u << 20)	/* each side's registered buffer */
 #define PAT_LEN		(8u << 20)	/* server: [0, PAT_LEN) the pattern */
@@ -80,13 +80,6 @@ static struct ibv_pd *pd;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 
-static void die(const char *what)
-{
-	printf("# fatal: %s: %s\n", what, strerror(errno));
-	printf("not ok %d %s\n1..%d\n", n + 1, what, n + 1);
-	exit(1);
-}
-
 /* The server's read pattern, position-dependent at every scale. */
 static uint8_t pattern(size_t i)
 {
@@ -123,17 +116,14 @@ static void setup_mem(struct ibv_context *ctx)
 
 static int post_recv(struct ibv_qp *qp, uint64_t id, uint8_t *at, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)at, len, mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
+	return kp_post_recv(qp, id, at, len, mr->lkey);
 }
 
 /* ---- server ---- */
 
 struct sconn {
 	struct rdma_cm_id *id;
+	struct kp_peer p;
 	uint32_t num;
 };
 
@@ -158,13 +148,9 @@ static struct sconn *by_id(struct rdma_cm_id *id)
 
 static void srv_send(struct ibv_qp *qp, uint8_t *at, uint32_t len, uint64_t id)
 {
-	struct ibv_sge sge = { (uintptr_t)at, len, mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-
-	if (ibv_post_send(qp, &wr, &bad))
-		printf("# server: post_send failed\n");
+	if (kp_post_send(qp, id, IBV_WR_SEND, IBV_SEND_SIGNALED, at, len,
+			 mr->lkey, 0, 0))
+		note("server: post_send failed");
 }
 
 static struct ibv_qp *group[MAXCONN];
@@ -211,18 +197,17 @@ repost:
 
 static void srv_connect(struct rdma_cm_id *id, uint32_t num)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = srv_cq, .recv_cq = srv_cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = SRV_SQ, .max_recv_wr = SRV_NRECV,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+	const struct kp_caps caps = {
+		.pd = pd, .scq = srv_cq, .rcq = srv_cq,
+		.send_wr = SRV_SQ, .recv_wr = SRV_NRECV,
+		.send_sge = 1, .recv_sge = 1,
 	};
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
-	struct kiwi_conn_info info = { (uintptr_t)buf, mr->rkey, num };
+	struct kc_info info = { (uintptr_t)buf, mr->rkey, num };
+	struct rdma_conn_param cp = kc_param(4, 4, &info, sizeof(info));
 	struct sconn *c = by_id(NULL);
 
-	if (!c || rdma_create_qp(id, pd, &ia)) {
-		printf("# server: no room or no QP for connection %u\n", num);
+	if (!c || kp_open(&c->p, id, &caps)) {
+		note("server: no room or no QP for connection %u", num);
 		rdma_reject(id, NULL, 0);
 		return;
 	}
@@ -234,10 +219,8 @@ static void srv_connect(struct rdma_cm_id *id, uint32_t num)
 		if (post_recv(id->qp, wr_id, buf + RAREA + wr_id * SLOT, SLOT))
 			die("server: post_recv");
 	}
-	cp.private_data = &info;
-	cp.private_data_len = sizeof(info);
 	if (rdma_accept(id, &cp))
-		printf("# server: rdma_accept: %s\n", strerror(errno));
+		note("server: rdma_accept: %s", strerror(errno));
 }
 
 static int server(const char *addr, const char *port)
@@ -248,7 +231,7 @@ static int server(const char *addr, const char *port)
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel");
-	lid = conn_listen(ch, addr, port, MAXCONN);
+	lid = kc_listen(ch, addr, port, MAXCONN);
 	if (!lid || !lid->verbs)
 		die("listen");
 	setup_mem(lid->verbs);
@@ -257,7 +240,7 @@ static int server(const char *addr, const char *port)
 	srv_cq = ibv_create_cq(lid->verbs, 4096, NULL, NULL, 0);
 	if (!srv_cq)
 		die("ibv_create_cq");
-	printf("# server: listening\n");
+	note("server: listening");
 	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
 
 	while (ended < NCONN) {
@@ -291,20 +274,20 @@ static int server(const char *addr, const char *port)
 		} else {
 			struct sconn *c = by_id(ev->id);
 
-			printf("# server: connection %d: %s\n", c ? (int)c->num : -1,
-			       rdma_event_str(ev->event));
+			note("server: connection %d: %s", c ? (int)c->num : -1,
+			     rdma_event_str(ev->event));
 			rdma_ack_cm_event(ev);
 			if (c) {
 				rdma_disconnect(c->id);
-				rdma_destroy_qp(c->id);
+				kp_close(&c->p);
 				rdma_destroy_id(c->id);
 				c->id = NULL;
 				ended++;
 			}
 		}
 	}
-	printf("# server: %u connections ended, %u error completions\n",
-	       ended, send_err);
+	note("server: %u connections ended, %u error completions", ended,
+	     send_err);
 	ibv_destroy_cq(srv_cq);
 	rdma_destroy_id(lid);
 	ibv_dereg_mr(mr);
@@ -317,10 +300,11 @@ static int server(const char *addr, const char *port)
 
 struct cconn {
 	struct rdma_cm_id *id;
-	struct ibv_qp *qp;
+	struct kp_peer p;
+	struct ibv_qp *qp;		/* p's */
 	struct ibv_cq *scq, *rcq;
-	struct kiwi_conn_info peer;
-	int own_scq, own_rcq, closed;
+	struct kc_info peer;
+	int closed;
 };
 
 static const char *srv_addr, *srv_port;
@@ -331,38 +315,13 @@ static void run_cmd(const char *env)
 	const char *cmd = getenv(env);
 
 	if (!cmd || system(cmd))
-		printf("# %s (%s) failed\n", env, cmd ? cmd : "unset");
-}
-
-/* Wait up to about @ms for @want completions. */
-static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want, int ms)
-{
-	return poll_cq_wait(cq, wc, want, ms);
-}
-
-/* Whether @cq stays empty for about @ms. */
-static int cq_quiet(struct ibv_cq *cq, int ms)
-{
-	struct ibv_wc wc;
-
-	poll(NULL, 0, ms);
-	return ibv_poll_cq(cq, 1, &wc) == 0;
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a;
-
-	return ibv_query_qp(qp, &a, IBV_QP_STATE, &init) ? -1 : (int)a.qp_state;
+		note("%s (%s) failed", env, cmd ? cmd : "unset");
 }
 
 static struct rdma_cm_id *resolve(void)
 {
-	struct rdma_cm_id *id = conn_resolve(ch, srv_addr, srv_port);
+	struct rdma_cm_id *id = kc_resolve_or_die(ch, srv_addr, srv_port);
 
-	if (!id)
-		die("rdma_resolve_addr/route");
 	if (!pd) {
 		ctx = id->verbs;
 		setup_mem(ctx);
@@ -377,29 +336,21 @@ static struct rdma_cm_id *resolve(void)
 static void open_conn_on(struct cconn *c, struct ibv_cq *scq,
 			 struct ibv_cq *rcq, uint32_t nrq, struct ibv_srq *srq)
 {
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC, .srq = srq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = nrq,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+	struct kp_caps caps = {
+		.scq = scq, .rcq = rcq, .srq = srq, .cqe = 1024,
+		.two_cqs = true, .send_wr = 16, .recv_wr = nrq,
+		.send_sge = 1, .recv_sge = 1,
 	};
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
+	struct rdma_conn_param cp = kc_param(4, 4, NULL, 0);
 
 	memset(c, 0, sizeof(*c));
 	c->id = resolve();
-	c->own_scq = !scq;
-	c->own_rcq = !rcq;
-	c->scq = scq ?: ibv_create_cq(ctx, 1024, NULL, NULL, 0);
-	c->rcq = rcq ?: ibv_create_cq(ctx, 1024, NULL, NULL, 0);
-	if (!c->scq || !c->rcq)
-		die("ibv_create_cq");
-	ia.send_cq = c->scq;
-	ia.recv_cq = c->rcq;
-	if (rdma_create_qp(c->id, pd, &ia))
-		die("rdma_create_qp");
-	c->qp = c->id->qp;
-	if (conn_connect(ch, c->id, &cp, &c->peer))
-		die("connect");
+	caps.pd = pd;	/* resolve() makes it on first use */
+	kp_open_or_die(&c->p, c->id, &caps);
+	c->qp = c->p.qp;
+	c->scq = c->p.scq;
+	c->rcq = c->p.rcq;
+	kc_connect_or_die(ch, c->id, &cp, &c->peer, sizeof(c->peer));
 }
 
 /* Connect @c with both queues on @cq, or on CQs of its own. */
@@ -411,31 +362,23 @@ static void open_conn(struct cconn *c, struct ibv_cq *cq, uint32_t nrq)
 /* Disconnect (if still connected), then free everything of @c. */
 static void close_conn(struct cconn *c)
 {
-	if (!c->closed) {
-		rdma_disconnect(c->id);
-		if (conn_wait(ch, c->id, RDMA_CM_EVENT_DISCONNECTED, 20000))
-			printf("# no DISCONNECTED on closing\n");
-	}
-	if (c->id->qp)
-		rdma_destroy_qp(c->id);
-	if (c->own_scq)
-		ibv_destroy_cq(c->scq);
-	if (c->own_rcq)
-		ibv_destroy_cq(c->rcq);
+	if (!c->closed && kc_disconnect(ch, c->id, 20000))
+		note("no DISCONNECTED on closing");
+	kp_close(&c->p);
 	rdma_destroy_id(c->id);
 }
 
 /* The peer ended @c's connection (its QP failed): wait for that. */
 static void ended(struct cconn *c)
 {
-	if (!conn_wait(ch, c->id, RDMA_CM_EVENT_DISCONNECTED, 20000))
+	if (!kc_wait(ch, c->id, RDMA_CM_EVENT_DISCONNECTED, 20000))
 		c->closed = 1;
 }
 
 /* Print @got completions of @wc as a comment. */
 static void show_wcs(const struct ibv_wc *wc, int got)
 {
-	printf("# %d completions:", got);
+	printf("# %d completions:", got);	/* one comment, built up */
 	for (int i = 0; i < got; i++)
 		printf(" %llu/%s", (unsigned long long)wc[i].wr_id,
 		       ibv_wc_status_str(wc[i].status));
@@ -451,8 +394,8 @@ static int rq_flushed(struct ibv_cq *cq, uint64_t first, int count, int *got)
 	struct ibv_wc wc[16];
 	int ok;
 
-	*got = drain(cq, wc, count, 20000);
-	ok = *got == count && cq_quiet(cq, 100);
+	*got = kp_poll(cq, wc, count, 20000);
+	ok = *got == count && kp_cq_quiet(cq, 100);
 	for (int i = 0; ok && i < count; i++)
 		ok = wc[i].wr_id == first + i &&
 		     wc[i].status == IBV_WC_WR_FLUSH_ERR;
@@ -507,7 +450,7 @@ static int read_back(const struct cconn *c, size_t roff, uint32_t len)
 
 	memset(buf, 0x5a, len);
 	if (post1(c, 0xbac, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, 0, len, roff) ||
-	    drain(c->scq, &wc, 1, 30000) != 1 || wc.status != IBV_WC_SUCCESS ||
+	    kp_poll(c->scq, &wc, 1, 30000) != 1 || wc.status != IBV_WC_SUCCESS ||
 	    wc.wr_id != 0xbac)
 		return -1;
 	return 0;
@@ -523,7 +466,7 @@ static int echo(const struct cconn *c, uint64_t id, uint64_t rid)
 	if (post1(c, id, IBV_WR_SEND, IBV_SEND_SIGNALED, CSRC - SLOT,
 		  sizeof(cm), 0))
 		return -1;
-	if (drain(c->rcq, &wc, 1, 20000) != 1 || wc.status != IBV_WC_SUCCESS ||
+	if (kp_poll(c->rcq, &wc, 1, 20000) != 1 || wc.status != IBV_WC_SUCCESS ||
 	    wc.wr_id != rid || wc.byte_len != sizeof(cm))
 		return -1;
 	return 0;
@@ -548,23 +491,18 @@ static void async_discard(void)
 {
 	struct ibv_async_event ev;
 
-	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	while (!ibv_get_async_event(ctx, &ev)) {
-		printf("# earlier async event %s\n", ibv_event_type_str(ev.event_type));
-		ibv_ack_async_event(&ev);
-	}
+	while (kp_async(ctx, &ev, 0))
+		note("earlier async event %s", ibv_event_type_str(ev.event_type));
 }
 
 /* The next asynchronous event within @ms; 0 and its type in @type if one came. */
 static int async_next(int ms, enum ibv_event_type *type)
 {
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 
-	if (poll(&p, 1, ms) != 1 || ibv_get_async_event(ctx, &ev))
+	if (!kp_async(ctx, &ev, ms))
 		return -1;
 	*type = ev.event_type;
-	ibv_ack_async_event(&ev);
 	return 0;
 }
 
@@ -603,9 +541,9 @@ static void case_post3(void)
 	check(ret == ENOMEM && bad == &wr,
 	      "V-POST-3: one more WR on the full send queue refused with ENOMEM, bad_wr on it (%d)",
 	      ret);
-	check(cq_quiet(c.scq, 300), "nothing completed while the Read is held");
+	check(kp_cq_quiet(c.scq, 300), "nothing completed while the Read is held");
 	run_cmd("KIWI_UNBLOCK");
-	got = drain(c.scq, wc, 1, 30000);
+	got = kp_poll(c.scq, wc, 1, 30000);
 	check(got == 1 && wc[0].wr_id == 0 && wc[0].status == IBV_WC_SUCCESS &&
 	      wc[0].opcode == IBV_WC_RDMA_READ,
 	      "the server's packets flow again: reap the Read's completion (%d, %s)",
@@ -615,8 +553,8 @@ static void case_post3(void)
 	ret = ibv_post_send(c.qp, &wr, &bad);
 	check(!ret, "V-POST-3: after reaping one completion, a WR is taken again (%d)",
 	      ret);
-	got = drain(c.scq, wc, depth, 30000);
-	ok = got == (int)depth && cq_quiet(c.scq, 100);
+	got = kp_poll(c.scq, wc, depth, 30000);
+	ok = got == (int)depth && kp_cq_quiet(c.scq, 100);
 	for (int i = 0; ok && i < got; i++)
 		ok = wc[i].status == IBV_WC_SUCCESS &&
 		     wc[i].wr_id == (i + 1 < (int)depth ? (uint64_t)i + 1 : depth + 1);
@@ -673,8 +611,8 @@ static void case_flow(void)
 	ret = ibv_post_send(c.qp, &wr[1], &bad);
 	check(!ret, "post 8 WRs: Write, unsignalled Write and Send, an unsignalled Write with a dead lkey, Write, unsignalled Write, Send, unsignalled Read (%d)",
 	      ret);
-	got = drain(c.scq, wc, 6, 20000);
-	ok = got == 6 && cq_quiet(c.scq, 300);
+	got = kp_poll(c.scq, wc, 6, 20000);
+	ok = got == 6 && kp_cq_quiet(c.scq, 300);
 	show_wcs(wc, got);
 	check(ok && wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS,
 	      "V-CMP-3: the signalled Write before the failing WR succeeded; the unsignalled ones gave no completion");
@@ -692,8 +630,8 @@ static void case_flow(void)
 	check(ok, "V-ERR-9: exactly one completion with an error other than a flush");
 	ok = rq_flushed(c.rcq, 100, 8, &got);
 	check(ok, "V-FL-1: the 8 receives are flushed in order (%d)", got);
-	check(qp_state(c.qp) == IBV_QPS_ERR, "V-ST-E1: the QP is in ERR (%d)",
-	      qp_state(c.qp));
+	check(kp_qp_state(c.qp) == IBV_QPS_ERR, "V-ST-E1: the QP is in ERR (%d)",
+	      kp_qp_state(c.qp));
 	/* Generous: the failure closed the connection long ago. */
 	ret = async_next(3000, &type);
 	check(ret, "V-ST-T7, V-AE-7: an error already reported in a WC raises no async event (%s)",
@@ -743,8 +681,8 @@ static void case_fl7(void)
 		wr[0].next = &wr[1];
 		ret = ibv_post_send(c.qp, wr, &bad);
 	}
-	got = drain(c.scq, wc, 5, 20000);
-	ok = !ret && got == 5 && cq_quiet(c.scq, 300);
+	got = kp_poll(c.scq, wc, 5, 20000);
+	ok = !ret && got == 5 && kp_cq_quiet(c.scq, 300);
 	show_wcs(wc, got);
 	check(ok && wc[0].wr_id == 1 && wc[1].wr_id == 2 && wc[2].wr_id == 4 &&
 	      wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
@@ -773,7 +711,7 @@ static void case_ord2(void)
 	memset(buf + CSRC, 'm', 64);
 	ret = post1(&c, 1, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, 0, PAT_LEN, 0);
 	ret = ret ?: post1(&c, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, CSRC, 64, 0);
-	got = drain(c.scq, wc, 2, 60000);
+	got = kp_poll(c.scq, wc, 2, 60000);
 	check(!ret && got == 2 && wc[0].wr_id == 1 && wc[1].wr_id == 2 &&
 	      wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
 	      wc[0].opcode == IBV_WC_RDMA_READ && wc[1].opcode == IBV_WC_SEND,
@@ -802,11 +740,11 @@ static void case_ord8(void)
 			die("post_recv");
 	memcpy(buf + CSRC, &cm, sizeof(cm));
 	ret = post1(&c, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, CSRC, sizeof(cm), 0);
-	got = ret ? 0 : drain(c.scq, wc, 1, 20000);
+	got = ret ? 0 : kp_poll(c.scq, wc, 1, 20000);
 	check(got == 1 && wc[0].status == IBV_WC_SUCCESS,
 	      "ask the server for %d Sends back to back", BURST);
-	got = drain(c.rcq, wc, BURST, 60000);
-	ok = got == BURST && cq_quiet(c.rcq, 100);
+	got = kp_poll(c.rcq, wc, BURST, 60000);
+	ok = got == BURST && kp_cq_quiet(c.rcq, 100);
 	for (int i = 0; ok && i < got; i++) {
 		uint8_t *m = buf + CRECV + wc[i].wr_id * SLOT;
 		uint32_t seq;
@@ -862,12 +800,12 @@ static void case_srq(void)
 		ok = !post1(&c[q], 1, IBV_WR_SEND, IBV_SEND_SIGNALED, CSRC,
 			    sizeof(cm), 0);
 	for (q = 0; q < NSRQ && ok; q++)
-		ok = drain(c[q].scq, wc, 1, 20000) == 1 &&
+		ok = kp_poll(c[q].scq, wc, 1, 20000) == 1 &&
 		     wc[0].status == IBV_WC_SUCCESS;
 	check(ok, "ask the server for %d Sends on each of %d QPs on one SRQ",
 	      SRQ_BURST, NSRQ);
-	got = drain(rcq, wc, NSRQ * SRQ_BURST, 60000);
-	ok = got == NSRQ * SRQ_BURST && cq_quiet(rcq, 100);
+	got = kp_poll(rcq, wc, NSRQ * SRQ_BURST, 60000);
+	ok = got == NSRQ * SRQ_BURST && kp_cq_quiet(rcq, 100);
 	for (int i = 0; ok && i < got; i++) {
 		uint8_t *m = buf + CRECV + wc[i].wr_id * SLOT;
 		uint32_t seq;
@@ -881,13 +819,13 @@ static void case_srq(void)
 		for (uint32_t j = 4; ok && j < burst_len(seq); j++)
 			ok = m[j] == burst_byte(seq, j);
 		if (!ok)
-			printf("# completion %d: qp_num %u, seq %u, %u B, %s\n", i,
-			       wc[i].qp_num, seq, wc[i].byte_len,
-			       ibv_wc_status_str(wc[i].status));
+			note("completion %d: qp_num %u, seq %u, %u B, %s", i,
+			     wc[i].qp_num, seq, wc[i].byte_len,
+			     ibv_wc_status_str(wc[i].status));
 		switches += last != -1 && q != last;
 		last = q;
 	}
-	printf("# completions switched QP %d times\n", switches);
+	note("completions switched QP %d times", switches);
 	check(ok, "V-SRQ-7: %d Sends on each of %d QPs on one SRQ: per QP they complete in the order sent, data right (%d)",
 	      SRQ_BURST, NSRQ, got);
 	for (q = 0; q < NSRQ; q++)
@@ -926,7 +864,7 @@ static void case_destroy(int held)
 	pre = ibv_poll_cq(cq, 1, wc);
 	ok = !ret && (!held || !pre);
 	ret = ibv_destroy_qp(a.qp);
-	a.id->qp = NULL;
+	a.id->qp = NULL;	/* kp_close() leaves it be */
 	check(ok && !ret, "V-QP-13: %s: destroy QP a with an 8 MiB Read outstanding (%d; %d completion before)",
 	      how, ret, pre);
 	if (held)
@@ -960,9 +898,9 @@ static void case_destroy(int held)
 	ended(&a);
 	poll(NULL, 0, 1000);
 	while (ibv_poll_cq(cq, 1, wc) == 1) {
-		printf("# late completion: qp %u wr_id %llu %s\n", wc[0].qp_num,
-		       (unsigned long long)wc[0].wr_id,
-		       ibv_wc_status_str(wc[0].status));
+		note("late completion: qp %u wr_id %llu %s", wc[0].qp_num,
+		     (unsigned long long)wc[0].wr_id,
+		     ibv_wc_status_str(wc[0].status));
 		of_a += wc[0].qp_num == qpn;
 	}
 	check(!of_a, "V-QP-13: %s: no completion of the destroyed QP appears on the CQ (%d)",
@@ -986,15 +924,13 @@ static void case_destroy(int held)
  */
 static void case_reuse(void)
 {
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
+	struct rdma_conn_param cp = kc_param(4, 4, NULL, 0);
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
 						    IBV_ACCESS_REMOTE_READ };
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+	const struct kp_caps caps = {
+		.pd = pd, .cqe = 64, .two_cqs = true,
+		.send_wr = 16, .recv_wr = 4, .send_sge = 1, .recv_sge = 1,
 	};
 	struct cconn c;
 	struct ibv_wc wc;
@@ -1003,24 +939,24 @@ static void case_reuse(void)
 
 	memset(&c, 0, sizeof(c));
 	c.id = resolve();
-	c.scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	c.rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	ia.send_cq = c.scq;
-	ia.recv_cq = c.rcq;
-	qp = c.scq && c.rcq ? ibv_create_qp(pd, &ia) : NULL;
-	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS))
+	/* Not rdma_cm's QP: it connects by its number. */
+	if (kp_open(&c.p, NULL, &caps) ||
+	    ibv_modify_qp(c.p.qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS))
 		die("a QP in INIT");
+	qp = c.p.qp;
 	c.qp = qp;
+	c.scq = c.p.scq;
+	c.rcq = c.p.rcq;
 	cp.qp_num = qp->qp_num;
 	for (int round = 1; round <= 2; round++) {
 		ret = post_recv(qp, 300, buf + CRECV, SLOT);
-		ret = ret ?: conn_connect(ch, c.id, &cp, &c.peer);
-		check(!ret && qp_state(qp) == IBV_QPS_RTS,
+		ret = ret ?: kc_connect(ch, c.id, &cp, &c.peer, sizeof(c.peer));
+		check(!ret && kp_qp_state(qp) == IBV_QPS_RTS,
 		      "V-ST-4: round %d: QP %u connects on a new cm_id by its number, RTS",
 		      round, qp->qp_num);
 		ret = ret ?: post1(&c, round, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED,
 				   src(10 + round), SLOT, W_OTHER + round * SLOT);
-		ret = ret ?: drain(c.scq, &wc, 1, 20000) != 1 ||
+		ret = ret ?: kp_poll(c.scq, &wc, 1, 20000) != 1 ||
 			      wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)round;
 		ret = ret ?: read_back(&c, W_OTHER + SLOT, 2 * SLOT);
 		ret = ret ?: !is_src(buf, 11, SLOT) ||
@@ -1028,26 +964,25 @@ static void case_reuse(void)
 		ret = ret ?: echo(&c, 10, 300);
 		check(!ret, "V-ST-4: round %d: a Write, a Read and a Send move the right data",
 		      round);
-		rdma_disconnect(c.id);
-		ret = conn_wait(ch, c.id, RDMA_CM_EVENT_DISCONNECTED, 20000);
-		check(!ret && qp_state(qp) == IBV_QPS_ERR,
+		ret = kc_disconnect(ch, c.id, 20000);
+		check(!ret && kp_qp_state(qp) == IBV_QPS_ERR,
 		      "V-ST-4: round %d: disconnected, the QP in ERR (%d)", round,
-		      qp_state(qp));
+		      kp_qp_state(qp));
 		rdma_destroy_id(c.id);
 		if (round == 2)
 			break;
 		ret = ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
 				    IBV_QP_STATE);
 		ret = ret ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
-		check(!ret && qp_state(qp) == IBV_QPS_INIT,
+		check(!ret && kp_qp_state(qp) == IBV_QPS_INIT,
 		      "V-ST-4: ERR -> RESET -> INIT (%d)", ret);
 		while (ibv_poll_cq(c.scq, 1, &wc) == 1 || ibv_poll_cq(c.rcq, 1, &wc) == 1)
 			;
 		c.id = resolve();
 	}
 	check(!ibv_destroy_qp(qp), "the QP is destroyed");
-	ibv_destroy_cq(c.scq);
-	ibv_destroy_cq(c.rcq);
+	c.p.qp = NULL;
+	kp_close(&c.p);
 }
 
 static int client(void)
@@ -1067,17 +1002,15 @@ static int client(void)
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(ch);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 int main(int argc, char **argv)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	kt_start();
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return server(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "client")) {
-		printf("TAP version 13\n");
 		srv_addr = argv[2];
 		srv_port = argv[3];
 		return client();

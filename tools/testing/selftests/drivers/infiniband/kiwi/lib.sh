@@ -423,3 +423,40 @@ storage_leftovers() {
 	done 2>&1 | grep -w "${pat[@]}" -e failed |
 		grep -v "users 0 .*comm \[ib_core\]" | sed 's/^/# /' | grep .
 }
+
+# tap_import PREFIX FILE: the numbered TAP a kiwi_* program wrote to FILE
+# as points of ours ("PREFIX: " before each description unless PREFIX is
+# empty; a "Bail out!" is a failed point), its other lines as comments.
+# Sets tap_plan to the program's plan; returns 1 unless that plan is there
+# and every point of it was reported.
+tap_import() {
+	local pre=${1:+$1: } l seen=0
+	local re='^(not )?ok [0-9]+ (- )?(.*)$'
+
+	tap_plan=
+	while IFS= read -r l; do
+		if [[ $l =~ $re ]]; then
+			seen=$((seen + 1))
+			if [ -n "${BASH_REMATCH[1]}" ]; then
+				not_ok "$pre${BASH_REMATCH[3]}"
+			else
+				ok "$pre${BASH_REMATCH[3]}"
+			fi
+			continue
+		fi
+		case $l in
+		"TAP version"*) ;;
+		1..*) tap_plan=${l#1..} ;;
+		"Bail out!"*) not_ok "$pre$l" ;;
+		"#"*) echo "$l" ;;
+		*) echo "# $pre$l" ;;
+		esac
+	done <"$2"
+	[ -n "$tap_plan" ] && [ "$tap_plan" -eq "$seen" ]
+}
+
+# tap_sub: a kiwi_* program's TAP on stdin as points of ours, unnumbered
+# ("ok - ...": a pipe runs in a subshell), without its header and plan.
+tap_sub() {
+	sed -E 's/^((not )?ok) [0-9]+( -)?/\1 -/;/^TAP version|^1\.\./d'
+}

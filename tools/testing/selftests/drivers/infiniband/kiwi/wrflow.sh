@@ -21,7 +21,7 @@ check "server listens" wait_for 60 grep -q listening "$out/srv"
 KIWI_BLOCK="ip netns exec kiwiB tc qdisc add dev kvB root netem loss 100%" \
 KIWI_UNBLOCK="ip netns exec kiwiB tc qdisc del dev kvB root" \
 	ip netns exec kiwiA timeout 400 "$W" client 192.0.2.2 7500 |
-	sed 's/^\(\(not \)\?ok\) [0-9]*/\1 -/;/^TAP\|^1\.\./d'
+	tap_sub
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 wait $spid
 src=$?
