@@ -18,7 +18,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "kiwi_tap.h"
+#include "kiwi_test.h"
 
 /* What kiwi enforces (kiwi_mem.h); query_device must report the same. */
 #define KIWI_MAX_MR		65536
@@ -46,11 +46,11 @@ static int refused(struct ibv_pd *pd, void *addr, size_t len, int acc,
 
 	if (mr) {
 		ibv_dereg_mr(mr);
-		printf("# registered, expected %s\n", strerror(want));
+		note("registered, expected %s", strerror(want));
 		return 0;
 	}
 	if (err != want)
-		printf("# got %s, expected %s\n", strerror(err), strerror(want));
+		note("got %s, expected %s", strerror(err), strerror(want));
 	return err == want;
 }
 
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	page = sysconf(_SC_PAGESIZE);
-	printf("TAP version 13\n");
+	kt_start();
 	ctx = open_dev(argv[1]);
 	check(ctx != NULL, "open %s", argv[1]);
 	if (!ctx)
@@ -360,6 +360,5 @@ int main(int argc, char **argv)
 	pd_holders(ctx);
 	check(!ibv_close_device(ctx), "close device");
 out:
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }

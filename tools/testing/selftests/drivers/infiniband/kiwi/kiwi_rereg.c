@@ -16,9 +16,6 @@
  * connection each get a connection of their own.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +23,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <rdma/rdma_cma.h>
-
-#include "kiwi_tap.h"
+#include "kiwi_conn.h"
+#include "kiwi_peer.h"
+#include "kiwi_test.h"
 
 #define LW	IBV_ACCESS_LOCAL_WRITE
 #define RW	IBV_ACCESS_REMOTE_WRITE
@@ -64,7 +61,8 @@ struct hello {
 
 struct conn {
 	struct rdma_cm_id *id;
-	struct ibv_cq *cq;
+	struct kp_peer p;
+	struct ibv_cq *cq;		/* p's one CQ */
 	struct ibv_mr *msg_mr;
 	struct cmd cmd;
 	struct reply reply;
@@ -74,12 +72,6 @@ struct conn {
 static struct rdma_event_channel *ch;
 static struct ibv_pd *pd1, *pd2;
 static long page;
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
 
 static uint8_t pattern(uint32_t seed, size_t i)
 {
@@ -102,62 +94,31 @@ static int holds(const uint8_t *p, uint32_t seed, size_t len)
 	return 1;
 }
 
-/* The next CM event of @want, skipping the ends of earlier connections. */
-static struct rdma_cm_event *expect(enum rdma_cm_event_type want)
+/* kc_ended: earlier connections end without anyone waiting for it. */
+static void ignore_end(struct rdma_cm_id *id)
 {
-	struct rdma_cm_event *ev;
-
-	for (;;) {
-		if (rdma_get_cm_event(ch, &ev))
-			die("rdma_get_cm_event");
-		if (ev->event == want)
-			return ev;
-		if (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
-		    ev->event == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
-			rdma_ack_cm_event(ev);
-			continue;
-		}
-		fprintf(stderr, "error: got %s status %d, wanted %s\n",
-			rdma_event_str(ev->event), ev->status,
-			rdma_event_str(want));
-		exit(1);
-	}
+	(void)id;
 }
 
 /* One completion, or a status of -1 after TIMEOUT seconds. */
 static struct ibv_wc next_wc(struct conn *c)
 {
-	struct ibv_wc wc = { .status = -1 };
+	struct ibv_wc wc;
 
-	for (int i = 0; i < TIMEOUT * 1000; i++) {
-		int r = ibv_poll_cq(c->cq, 1, &wc);
-
-		if (r < 0)
-			break;
-		if (r == 1)
-			return wc;
-		usleep(1000);
-	}
-	wc.status = -1;
+	if (kp_poll(c->cq, &wc, 1, TIMEOUT * 1000) != 1)
+		wc.status = -1;
 	return wc;
 }
 
 static void setup(struct conn *c, struct ibv_pd *pd)
 {
-	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+	const struct kp_caps caps = {
+		.pd = pd, .send_wr = 8, .recv_wr = 8, .send_sge = 1,
+		.recv_sge = 1, .cqe = 32, .sig_all = true,
 	};
 
-	c->cq = ibv_create_cq(c->id->verbs, 32, NULL, NULL, 0);
-	if (!c->cq)
-		die("ibv_create_cq");
-	qa.send_cq = c->cq;
-	qa.recv_cq = c->cq;
-	qa.sq_sig_all = 1;
-	if (rdma_create_qp(c->id, pd, &qa))
-		die("rdma_create_qp");
+	kp_open_or_die(&c->p, c->id, &caps);
+	c->cq = c->p.scq;
 	c->msg_mr = ibv_reg_mr(pd, c, sizeof(*c), LW);
 	if (!c->msg_mr)
 		die("ibv_reg_mr of the messages");
@@ -166,9 +127,8 @@ static void setup(struct conn *c, struct ibv_pd *pd)
 static void teardown(struct conn *c)
 {
 	rdma_disconnect(c->id);
-	rdma_destroy_qp(c->id);
+	kp_close(&c->p);
 	ibv_dereg_mr(c->msg_mr);
-	ibv_destroy_cq(c->cq);
 	rdma_destroy_id(c->id);
 }
 
@@ -195,53 +155,34 @@ static int post(struct conn *c, int send, void *buf, uint32_t len,
 /* 1 + the first affiliated event of a connection that ended, or 0. */
 static uint32_t async_event(struct ibv_context *ctx)
 {
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 	uint32_t first = 0;
 
-	fcntl(ctx->async_fd, F_SETFL,
-	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	while (poll(&p, 1, first ? 200 : 5000) == 1 &&
-	       !ibv_get_async_event(ctx, &ev)) {
-		printf("async event: %s\n", ibv_event_type_str(ev.event_type));
+	while (kp_async(ctx, &ev, first ? 200 : 5000)) {
+		note("async event: %s", ibv_event_type_str(ev.event_type));
 		if (!first)
 			first = 1 + ev.event_type;
-		ibv_ack_async_event(&ev);
 	}
-	fflush(stdout);
 	return first;
 }
 
 static int peer(const char *addr, const char *port)
 {
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP }, *ai;
-	struct rdma_cm_id *listen_id;
+	struct rdma_cm_id *listen_id = kc_listen_or_die(ch, addr, port, 1);
+	struct rdma_conn_param param = kc_param(1, 1, NULL, 0);
 	uint32_t last_event = 0, last_status = 0;
-	uint8_t *buf = NULL;
+	int served = 0, quit = 0;
 	struct ibv_mr *mr = NULL;
+	uint8_t *buf = NULL;
 	struct conn c;
 
-	if (rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("rdma_getaddrinfo");
-	if (rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(listen_id, ai->ai_src_addr) ||
-	    rdma_listen(listen_id, 1))
-		die("listen");
-	printf("listening\n");
-	fflush(stdout);
-	for (;;) {
-		struct rdma_conn_param param = {
-			.private_data = &c.hello,
-			.private_data_len = sizeof(c.hello),
-			.responder_resources = 1, .initiator_depth = 1,
-		};
-		struct rdma_cm_event *ev = expect(RDMA_CM_EVENT_CONNECT_REQUEST);
-		int quit = 0;
-
+	note("listening");
+	param.private_data = &c.hello;
+	param.private_data_len = sizeof(c.hello);
+	while (!quit) {
 		memset(&c, 0, sizeof(c));
-		c.id = ev->id;
-		rdma_ack_cm_event(ev);
+		c.id = kc_request(ch, NULL, 0);
+		served++;
 		if (!pd1) {
 			pd1 = ibv_alloc_pd(c.id->verbs);
 			buf = aligned_alloc(page, PBUF);
@@ -260,7 +201,7 @@ static int peer(const char *addr, const char *port)
 		if (post(&c, 0, &c.cmd, sizeof(c.cmd), c.msg_mr->lkey, 0, 0, 0) ||
 		    rdma_accept(c.id, &param))
 			die("accept");
-		rdma_ack_cm_event(expect(RDMA_CM_EVENT_ESTABLISHED));
+		expect_ack(ch, RDMA_CM_EVENT_ESTABLISHED);
 
 		for (;;) {
 			struct ibv_wc wc = next_wc(&c);
@@ -280,10 +221,9 @@ static int peer(const char *addr, const char *port)
 				 IBV_WR_RDMA_READ, c.cmd.addr, c.cmd.rkey))
 				break;
 			wc = next_wc(&c);
-			printf("%s seed %u: %s\n",
-			       c.cmd.op == CMD_WRITE ? "write" : "read",
-			       c.cmd.seed, ibv_wc_status_str(wc.status));
-			fflush(stdout);
+			note("%s seed %u: %s",
+			     c.cmd.op == CMD_WRITE ? "write" : "read",
+			     c.cmd.seed, ibv_wc_status_str(wc.status));
 			last_status = wc.status;
 			if (wc.status != IBV_WC_SUCCESS)
 				break;
@@ -299,15 +239,13 @@ static int peer(const char *addr, const char *port)
 		if (!quit)
 			last_event = async_event(c.id->verbs);
 		teardown(&c);
-		if (quit)
-			break;
 	}
 	rdma_destroy_id(listen_id);
-	rdma_freeaddrinfo(ai);
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd1);
 	free(buf);
-	return 0;
+	check(true, "served %d connections until told to stop", served);
+	return kt_end();
 }
 
 /* ---- the owner ---- */
@@ -316,22 +254,11 @@ static const char *oaddr, *oport;
 
 static void connect_peer(struct conn *c)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
-	struct rdma_conn_param param = { .responder_resources = 1,
-					 .initiator_depth = 1 };
+	struct rdma_conn_param param = kc_param(1, 1, NULL, 0);
 	struct rdma_cm_event *ev;
 
 	memset(c, 0, sizeof(*c));
-	if (rdma_getaddrinfo(oaddr, oport, &hints, &ai))
-		die("rdma_getaddrinfo");
-	if (rdma_create_id(ch, &c->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(c->id, NULL, ai->ai_dst_addr, 5000))
-		die("rdma_resolve_addr");
-	rdma_freeaddrinfo(ai);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
-	if (rdma_resolve_route(c->id, 5000))
-		die("rdma_resolve_route");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
+	c->id = kc_resolve_or_die(ch, oaddr, oport);
 	if (!pd1) {
 		pd1 = ibv_alloc_pd(c->id->verbs);
 		pd2 = ibv_alloc_pd(c->id->verbs);
@@ -341,7 +268,7 @@ static void connect_peer(struct conn *c)
 	setup(c, pd1);
 	if (rdma_connect(c->id, &param))
 		die("rdma_connect");
-	ev = expect(RDMA_CM_EVENT_ESTABLISHED);
+	ev = expect(ch, RDMA_CM_EVENT_ESTABLISHED);
 	if (ev->param.conn.private_data_len >= sizeof(c->hello))
 		memcpy(&c->hello, ev->param.conn.private_data,
 		       sizeof(c->hello));
@@ -388,17 +315,8 @@ static int local_read(struct conn *c, void *dst, uint32_t len, uint32_t lkey)
 /* Wait until the connection is gone (the peer's side ended it). */
 static int ended(struct conn *c)
 {
-	struct rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(ch, &ev))
+	if (kc_wait(ch, NULL, RDMA_CM_EVENT_DISCONNECTED, -1))
 		return 0;
-	if (ev->event != RDMA_CM_EVENT_DISCONNECTED) {
-		printf("# got %s, expected DISCONNECTED\n",
-		       rdma_event_str(ev->event));
-		rdma_ack_cm_event(ev);
-		return 0;
-	}
-	rdma_ack_cm_event(ev);
 	teardown(c);
 	return 1;
 }
@@ -418,7 +336,6 @@ static int owner(void)
 	struct conn c;
 	int ret, st;
 
-	printf("TAP version 13\n");
 	buf1 = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	buf2 = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE,
@@ -658,8 +575,7 @@ static int owner(void)
 	teardown(&c);
 	check(!ibv_dealloc_pd(pd2) && !ibv_dealloc_pd(pd1), "dealloc the PDs");
 out:
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 int main(int argc, char **argv)
@@ -668,7 +584,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s peer|owner ADDR PORT\n", argv[0]);
 		return 2;
 	}
+	kt_start();
 	page = sysconf(_SC_PAGESIZE);
+	kc_ended = ignore_end;
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel");

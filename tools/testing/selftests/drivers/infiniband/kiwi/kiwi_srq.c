@@ -5,8 +5,8 @@
  * all take their receives from it; the client sends numbered, patterned
  * messages over its QPs when the server tells it to (in Sends on the last
  * QP), so that the server knows exactly how many SRQ WQEs have been used
- * when it looks at the limit event. The server prints TAP points ("ok -
- * ..." / "not ok - ...") and the plan; srq.sh re-emits them.
+ * when it looks at the limit event. Both print TAP; srq.sh re-emits the
+ * server's points, which are about the SRQ.
  *
  *   kiwi_srq server ADDR PORT
  *   kiwi_srq client ADDR PORT
@@ -14,17 +14,15 @@
  * IDs cited: V-SRQ-* and V-FL-6 of shared/spec/digest-verbs.md.
  */
 #include <errno.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdma/rdma_cma.h>
-
-#include "kiwi_poll.h"
+#include "kiwi_conn.h"
+#include "kiwi_peer.h"
+#include "kiwi_test.h"
 
 #define NQP		3	/* QPs on the SRQ */
 #define SRQ_WR		16
@@ -56,30 +54,6 @@ static struct rdma_event_channel *ch;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *scq, *rcq;
-static int n, failed;
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-static __attribute__((format(printf, 2, 3))) bool check(bool ok,
-							 const char *fmt, ...)
-{
-	va_list ap;
-
-	n++;
-	if (!ok)
-		failed++;
-	printf("%sok - ", ok ? "" : "not ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	return ok;
-}
 
 static uint32_t msg_len(uint32_t seq)
 {
@@ -89,21 +63,6 @@ static uint32_t msg_len(uint32_t seq)
 static uint8_t pattern(uint32_t seq, uint32_t i)
 {
 	return (uint8_t)((seq + 1) * 151 + i * 7 + (i >> 8));
-}
-
-static struct rdma_cm_event *expect(enum rdma_cm_event_type want)
-{
-	struct rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(ch, &ev))
-		die("rdma_get_cm_event");
-	if (ev->event != want) {
-		fprintf(stderr, "error: got %s status %d, wanted %s\n",
-			rdma_event_str(ev->event), ev->status,
-			rdma_event_str(want));
-		exit(1);
-	}
-	return ev;
 }
 
 /* Consume rdma_cm events until @ids have all been disconnected. */
@@ -149,18 +108,14 @@ static struct ibv_mr *reg(struct ibv_pd *on, void *buf, size_t len)
 /* Up to @want completions of @cq, waiting at most about 30 s. */
 static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int want)
 {
-	return poll_cq_wait(cq, wc, want, 30000);
+	return kp_poll(cq, wc, want, 30000);
 }
 
 static void post_send(struct ibv_qp *qp, struct ibv_mr *mr, void *buf,
 		      uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sge = { (uintptr_t)buf, len, mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = 1, .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-
-	if (ibv_post_send(qp, &wr, &bad))
+	if (kp_post_send(qp, wr_id, IBV_WR_SEND, IBV_SEND_SIGNALED, buf, len,
+			 mr->lkey, 0, 0))
 		die("ibv_post_send");
 }
 
@@ -176,11 +131,8 @@ static bool seen[SRQ_WR * 4];
 static int post_srq(uint32_t first, uint32_t count)
 {
 	for (uint32_t s = first; s < first + count; s++) {
-		struct ibv_sge sge = { (uintptr_t)(slots + s * MSG_MAX),
-				       MSG_MAX, slots_mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = s, .sg_list = &sge,
-					  .num_sge = 1 }, *bad;
-		int ret = ibv_post_srq_recv(srq, &wr, &bad);
+		int ret = kp_post_srq_recv(srq, s, slots + s * MSG_MAX,
+					   MSG_MAX, slots_mr->lkey);
 
 		if (ret)
 			return ret;
@@ -191,13 +143,7 @@ static int post_srq(uint32_t first, uint32_t count)
 /* The next async event within @ms; false if none came. */
 static bool next_async(int ms, struct ibv_async_event *ev)
 {
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-
-	if (poll(&p, 1, ms) != 1)
-		return false;
-	if (ibv_get_async_event(ctx, ev))
-		die("ibv_get_async_event");
-	return true;
+	return kp_async(ctx, ev, ms);
 }
 
 /* Wait for @type about @qp or the SRQ; other events are noted and skipped. */
@@ -210,10 +156,9 @@ static bool wait_async(enum ibv_event_type type, struct ibv_qp *qp)
 			     (qp ? ev.element.qp == qp : ev.element.srq == srq);
 
 		if (!match)
-			printf("# async event %s while waiting for %s\n",
-			       ibv_event_type_str(ev.event_type),
-			       ibv_event_type_str(type));
-		ibv_ack_async_event(&ev);
+			note("async event %s while waiting for %s",
+			     ibv_event_type_str(ev.event_type),
+			     ibv_event_type_str(type));
 		if (match)
 			return true;
 	}
@@ -227,10 +172,9 @@ static bool no_limit_event(void)
 	bool none = true;
 
 	while (next_async(0, &ev)) {
-		printf("# async event %s\n", ibv_event_type_str(ev.event_type));
+		note("async event %s", ibv_event_type_str(ev.event_type));
 		if (ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED)
 			none = false;
-		ibv_ack_async_event(&ev);
 	}
 	return none;
 }
@@ -242,10 +186,8 @@ static void send_ctl(struct ctl *c, struct ibv_mr *mr, uint32_t cmd,
 
 	*c = (struct ctl){ cmd, count, first, mask };
 	post_send(qps[NQP - 1], mr, c, sizeof(*c), 0);
-	if (poll_n(scq, &wc, 1) != 1 || wc.status != IBV_WC_SUCCESS) {
-		fprintf(stderr, "error: control message not sent\n");
-		exit(1);
-	}
+	if (poll_n(scq, &wc, 1) != 1 || wc.status != IBV_WC_SUCCESS)
+		bail("control message not sent");
 }
 
 /*
@@ -264,7 +206,7 @@ static bool exchange(struct ctl *c, struct ibv_mr *cmr, uint32_t count,
 	send_ctl(c, cmr, CTL_SEND, count, first, mask);
 	got = poll_n(rcq, wc, count);
 	if (got != (int)count) {
-		printf("# %d of %u messages received\n", got, count);
+		note("%d of %u messages received", got, count);
 		return false;
 	}
 	for (int i = 0; i < got; i++) {
@@ -273,9 +215,9 @@ static bool exchange(struct ctl *c, struct ibv_mr *cmr, uint32_t count,
 
 		if (wc[i].status != IBV_WC_SUCCESS ||
 		    wc[i].opcode != IBV_WC_RECV || wc[i].wr_id >= SLOTS) {
-			printf("# completion %s opcode %d wr_id %llu\n",
-			       ibv_wc_status_str(wc[i].status), wc[i].opcode,
-			       (unsigned long long)wc[i].wr_id);
+			note("completion %s opcode %d wr_id %llu",
+			     ibv_wc_status_str(wc[i].status), wc[i].opcode,
+			     (unsigned long long)wc[i].wr_id);
 			good = false;
 			continue;
 		}
@@ -284,8 +226,8 @@ static bool exchange(struct ctl *c, struct ibv_mr *cmr, uint32_t count,
 		    m->seq >= first + count || seen[m->seq] ||
 		    m->len != msg_len(m->seq) ||
 		    wc[i].byte_len != 16 + m->len) {
-			printf("# bad message: magic %x qp %u seq %u len %u bytes %u\n",
-			       m->magic, m->qp, m->seq, m->len, wc[i].byte_len);
+			note("bad message: magic %x qp %u seq %u len %u bytes %u",
+			     m->magic, m->qp, m->seq, m->len, wc[i].byte_len);
 			good = false;
 			continue;
 		}
@@ -294,12 +236,12 @@ static bool exchange(struct ctl *c, struct ibv_mr *cmr, uint32_t count,
 			if (m->data[j] != pattern(m->seq, j))
 				bad = j + 1;
 		if (bad) {
-			printf("# message %u: data wrong at %u\n", m->seq, bad - 1);
+			note("message %u: data wrong at %u", m->seq, bad - 1);
 			good = false;
 		}
 		if (wc[i].qp_num != qps[m->qp]->qp_num) {
-			printf("# message %u sent on QP %u arrived on qp_num %u, not %u\n",
-			       m->seq, m->qp, wc[i].qp_num, qps[m->qp]->qp_num);
+			note("message %u sent on QP %u arrived on qp_num %u, not %u",
+			     m->seq, m->qp, wc[i].qp_num, qps[m->qp]->qp_num);
 			good = false;
 		}
 		per_qp[m->qp]++;
@@ -307,7 +249,7 @@ static bool exchange(struct ctl *c, struct ibv_mr *cmr, uint32_t count,
 	/* Round robin: each QP in @mask carried its share. */
 	for (int q = 0; q < NQP; q++)
 		if ((mask & 1u << q) && count >= NQP && !per_qp[q]) {
-			printf("# QP %d received nothing\n", q);
+			note("QP %d received nothing", q);
 			good = false;
 		}
 	return good;
@@ -404,27 +346,24 @@ static void server_srq_checks(void)
 
 static int server(const char *addr, const char *port)
 {
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP }, *ai;
-	struct rdma_conn_param cp = { .responder_resources = 1,
-				      .initiator_depth = 1 };
+	struct rdma_conn_param cp = kc_param(1, 1, NULL, 0);
 	struct rdma_cm_id *lid, *ids[NQP] = { NULL };
+	struct kp_peer peers[NQP];
 	struct ctl *c = calloc(1, sizeof(*c));
 	struct ibv_mr *cmr;
 	struct ibv_wc wc;
 	int est = 0, req = 0;
 
-	printf("TAP version 13\n");
 	slots = calloc(SLOTS, MSG_MAX);
 	if (!slots || !c)
 		die("calloc");
 	ch = rdma_create_event_channel();
-	if (!ch || rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("rdma_create_event_channel/rdma_getaddrinfo");
-	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_src_addr))
-		die("rdma_bind_addr");
-	rdma_freeaddrinfo(ai);
+	if (!ch)
+		die("rdma_create_event_channel");
+	/* Listening comes after the SRQ checks, so no MPA Request waits. */
+	lid = kc_bind(ch, addr, port);
+	if (!lid)
+		die("bind to %s:%s", addr, port);
 	setup_verbs(lid->verbs);
 	/* The SRQ and its buffers on a PD of their own (V-SRQ-9). */
 	srq_pd = ibv_alloc_pd(ctx);
@@ -443,29 +382,26 @@ static int server(const char *addr, const char *port)
 		if (rdma_get_cm_event(ch, &ev))
 			die("rdma_get_cm_event");
 		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && req < NQP) {
-			struct ibv_qp_init_attr qa = {
-				.send_cq = scq, .recv_cq = rcq, .srq = srq,
-				.qp_type = IBV_QPT_RC,
+			struct kp_caps qc = {
+				.pd = pd, .scq = scq, .rcq = rcq, .srq = srq,
+				.send_wr = 8, .send_sge = 1,
 				/* ignored on an SRQ (V-SRQ-4) */
-				.cap = { .max_send_wr = 8, .max_recv_wr = 100000,
-					 .max_send_sge = 1, .max_recv_sge = 100 },
+				.recv_wr = 100000, .recv_sge = 100,
 			};
 			int i = req++;
 
 			ids[i] = ev->id;
-			if (!check(!rdma_create_qp(ev->id, pd, &qa),
+			if (!check(!kp_open(&peers[i], ev->id, &qc),
 				   "V-SRQ-4: QP %d on the SRQ, RQ sizes 100000 x 100 ignored",
 				   i))
-				exit(1);
-			qps[i] = ev->id->qp;
+				exit(kt_end());
+			qps[i] = peers[i].qp;
 			if (rdma_accept(ev->id, &cp))
 				die("rdma_accept");
 		} else if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
 			est++;
 		} else {
-			fprintf(stderr, "error: unexpected %s\n",
-				rdma_event_str(ev->event));
-			exit(1);
+			bail("unexpected %s", rdma_event_str(ev->event));
 		}
 		rdma_ack_cm_event(ev);
 	}
@@ -542,7 +478,7 @@ static int server(const char *addr, const char *port)
 	check(no_limit_event() && ibv_poll_cq(rcq, 1, &wc) == 0,
 	      "V-FL-6: the 2 WQEs left are not flushed by the disconnects");
 	for (int i = 0; i < NQP; i++) {
-		rdma_destroy_qp(ids[i]);
+		kp_close(&peers[i]);
 		rdma_destroy_id(ids[i]);
 	}
 	check(ibv_destroy_srq(srq) == 0,
@@ -554,16 +490,20 @@ static int server(const char *addr, const char *port)
 	ibv_dealloc_pd(pd);
 	ibv_dealloc_pd(srq_pd);
 	rdma_destroy_event_channel(ch);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /* ---- client ---- */
 
 static int client(const char *addr, const char *port)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct rdma_conn_param cp = kc_param(1, 1, NULL, 0);
+	struct kp_caps qc = {
+		.send_wr = 32, .recv_wr = 4, .send_sge = 1, .recv_sge = 1,
+		.cqe = 64, .two_cqs = true,
+	};
 	struct rdma_cm_id *ids[NQP];
+	struct kp_peer peers[NQP];
 	struct ctl *ctls = calloc(4, sizeof(*ctls));
 	struct msg *msgs = calloc(SRQ_WR * 4, sizeof(*msgs));
 	struct ibv_mr *cmr = NULL, *mmr = NULL;
@@ -571,78 +511,49 @@ static int client(const char *addr, const char *port)
 	if (!ctls || !msgs)
 		die("calloc");
 	ch = rdma_create_event_channel();
-	if (!ch || rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("rdma_create_event_channel/rdma_getaddrinfo");
+	if (!ch)
+		die("rdma_create_event_channel");
 	for (int i = 0; i < NQP; i++) {
-		struct ibv_qp_init_attr qa = {
-			.qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 32, .max_recv_wr = 4,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-		};
-		struct rdma_conn_param cp = { .responder_resources = 1,
-					      .initiator_depth = 1 };
-
-		if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP) ||
-		    rdma_resolve_addr(ids[i], NULL, ai->ai_dst_addr, 5000))
-			die("rdma_resolve_addr");
-		rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
-		if (rdma_resolve_route(ids[i], 5000))
-			die("rdma_resolve_route");
-		rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
-		if (!pd) {
-			setup_verbs(ids[i]->verbs);
+		ids[i] = kc_resolve_or_die(ch, addr, port);
+		/* The first QP's PD and CQs are the others' too. */
+		kp_open_or_die(&peers[i], ids[i], &qc);
+		if (!i) {
+			ctx = peers[0].ctx;
+			pd = peers[0].pd;
+			scq = peers[0].scq;
+			rcq = peers[0].rcq;
+			qc.pd = pd;
+			qc.scq = scq;
+			qc.rcq = rcq;
 			cmr = reg(pd, ctls, 4 * sizeof(*ctls));
 			mmr = reg(pd, msgs, SRQ_WR * 4 * sizeof(*msgs));
 		}
-		qa.send_cq = scq;
-		qa.recv_cq = rcq;
-		if (rdma_create_qp(ids[i], pd, &qa))
-			die("rdma_create_qp");
 		/* The server's orders come on the last QP. */
-		for (int k = 0; i == NQP - 1 && k < 4; k++) {
-			struct ibv_sge sge = { (uintptr_t)&ctls[k], sizeof(*ctls),
-					       cmr->lkey };
-			struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge,
-						  .num_sge = 1 }, *bad;
-
-			if (ibv_post_recv(ids[i]->qp, &wr, &bad))
+		for (int k = 0; i == NQP - 1 && k < 4; k++)
+			if (kp_post_recv(peers[i].qp, k, &ctls[k],
+					 sizeof(*ctls), cmr->lkey))
 				die("ibv_post_recv");
-		}
-		if (rdma_connect(ids[i], &cp))
-			die("rdma_connect");
-		rdma_ack_cm_event(expect(RDMA_CM_EVENT_ESTABLISHED));
+		kc_connect_or_die(ch, ids[i], &cp, NULL, 0);
 	}
-	rdma_freeaddrinfo(ai);
 
 	for (;;) {
 		struct ibv_wc wc, swc[SRQ_WR];
 		struct ctl c;
 		int on[NQP], non = 0;
 
-		if (poll_n(rcq, &wc, 1) != 1 || wc.status != IBV_WC_SUCCESS) {
-			fprintf(stderr, "error: no order from the server\n");
-			return 1;
-		}
+		if (poll_n(rcq, &wc, 1) != 1 || wc.status != IBV_WC_SUCCESS)
+			bail("no order from the server");
 		c = ctls[wc.wr_id];
-		{
-			struct ibv_sge sge = { (uintptr_t)&ctls[wc.wr_id],
-					       sizeof(*ctls), cmr->lkey };
-			struct ibv_recv_wr wr = { .wr_id = wc.wr_id,
-						  .sg_list = &sge,
-						  .num_sge = 1 }, *bad;
-
-			if (ibv_post_recv(ids[NQP - 1]->qp, &wr, &bad))
-				die("ibv_post_recv");
-		}
+		if (kp_post_recv(ids[NQP - 1]->qp, wc.wr_id, &ctls[wc.wr_id],
+				 sizeof(*ctls), cmr->lkey))
+			die("ibv_post_recv");
 		if (c.cmd == CTL_DONE)
 			break;
 		for (int q = 0; q < NQP; q++)
 			if (c.mask & 1u << q)
 				on[non++] = q;
-		if (!non || c.count > SRQ_WR || c.first + c.count > SRQ_WR * 4) {
-			fprintf(stderr, "error: bad order\n");
-			return 1;
-		}
+		if (!non || c.count > SRQ_WR || c.first + c.count > SRQ_WR * 4)
+			bail("bad order");
 		for (uint32_t k = 0; k < c.count; k++) {
 			uint32_t seq = c.first + k;
 			struct msg *m = &msgs[seq];
@@ -655,36 +566,30 @@ static int client(const char *addr, const char *port)
 				m->data[j] = pattern(seq, j);
 			post_send(ids[m->qp]->qp, mmr, m, 16 + m->len, seq);
 		}
-		if (poll_n(scq, swc, c.count) != (int)c.count) {
-			fprintf(stderr, "error: sends did not complete\n");
-			return 1;
-		}
+		if (poll_n(scq, swc, c.count) != (int)c.count)
+			bail("sends did not complete");
 		for (uint32_t k = 0; k < c.count && c.cmd == CTL_SEND; k++)
-			if (swc[k].status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "error: send %s\n",
-					ibv_wc_status_str(swc[k].status));
-				return 1;
-			}
+			if (swc[k].status != IBV_WC_SUCCESS)
+				bail("send %s", ibv_wc_status_str(swc[k].status));
 	}
 	for (int i = 0; i < NQP; i++)
 		rdma_disconnect(ids[i]);	/* QP 0 may be gone already */
 	wait_disconnected(ids);
-	for (int i = 0; i < NQP; i++) {
-		rdma_destroy_qp(ids[i]);
-		rdma_destroy_id(ids[i]);
-	}
 	ibv_dereg_mr(cmr);
 	ibv_dereg_mr(mmr);
-	ibv_destroy_cq(scq);
-	ibv_destroy_cq(rcq);
-	ibv_dealloc_pd(pd);
+	/* The first QP's objects go last: the others use them. */
+	for (int i = NQP - 1; i >= 0; i--) {
+		kp_close(&peers[i]);
+		rdma_destroy_id(ids[i]);
+	}
 	rdma_destroy_event_channel(ch);
-	printf("ok\n");
-	return 0;
+	check(true, "sent every message the server asked for");
+	return kt_end();
 }
 
 int main(int argc, char **argv)
 {
+	kt_start();
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return server(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "client"))

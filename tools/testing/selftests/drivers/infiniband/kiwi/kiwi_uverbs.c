@@ -16,15 +16,14 @@
  *                                    NUM entries OFF bytes into a page;
  *                                    prints OK num_rqe=N or the errno name
  *
- * Exit status 0 on success; failures print why on stderr.
+ * Exit status 0 on success; failures print why. Scripts parse these
+ * lines (lib.sh's query_field): a probe, not a TAP test.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -32,27 +31,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/kiwi-abi.h>
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int i, n;
-
-	list = ibv_get_device_list(&n);
-	if (!list) {
-		perror("ibv_get_device_list");
-		return NULL;
-	}
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			break;
-	if (i == n)
-		fprintf(stderr, "%s: no such verbs device\n", name);
-	else if (!(ctx = ibv_open_device(list[i])))
-		fprintf(stderr, "%s: ibv_open_device: %s\n", name, strerror(errno));
-	ibv_free_device_list(list);
-	return ctx;
-}
+#include "kiwi_peer.h"
+#include "kiwi_test.h"
 
 static int cmd_query(const char *name)
 {
@@ -119,20 +99,14 @@ static int cmd_pd(const char *name, int count)
 /* Wait up to @secs for the next async event; returns its type or -1. */
 static int next_event(struct ibv_context *ctx, int secs)
 {
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
-	int type;
 
-	if (poll(&pfd, 1, secs * 1000) <= 0)
+	if (!kp_async(ctx, &ev, secs * 1000))
 		return -1;
-	if (ibv_get_async_event(ctx, &ev))
-		return -1;
-	type = ev.event_type;
 	printf("event %s port %d\n", ibv_event_type_str(ev.event_type),
 	       ev.element.port_num);
 	fflush(stdout);
-	ibv_ack_async_event(&ev);
-	return type;
+	return ev.event_type;
 }
 
 static int event_by_name(const char *s)
@@ -152,12 +126,10 @@ static int event_by_name(const char *s)
 static int cmd_events(const char *name, int secs, int n, char **want)
 {
 	struct ibv_context *ctx = open_dev(name);
-	int flags, i, type;
+	int i, type;
 
 	if (!ctx)
 		return 1;
-	flags = fcntl(ctx->async_fd, F_GETFL);
-	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
 	printf("ready\n");
 	fflush(stdout);
 	for (i = 0; i < n; i++) {
@@ -178,7 +150,7 @@ static int cmd_hold(const char *name, int secs)
 {
 	struct ibv_context *ctx = open_dev(name);
 	struct ibv_pd *pd;
-	int flags, type;
+	int type;
 
 	if (!ctx)
 		return 1;
@@ -187,8 +159,6 @@ static int cmd_hold(const char *name, int secs)
 		perror("ibv_alloc_pd");
 		return 1;
 	}
-	flags = fcntl(ctx->async_fd, F_GETFL);
-	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
 	printf("ready\n");
 	fflush(stdout);
 	do {
