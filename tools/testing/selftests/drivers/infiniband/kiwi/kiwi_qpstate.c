@@ -54,10 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rdma/rdma_cma.h>
-
-#include "kiwi_poll.h"
-#include "kiwi_tap.h"
+#include "kiwi_conn.h"
+#include "kiwi_peer.h"
+#include "kiwi_test.h"
 
 #define BUF_SIZE	(1024 * 1024)
 #define READ_OFF	0		/* server: pattern, read by the client */
@@ -88,13 +87,6 @@ struct report {
 	uint8_t last[128];
 };
 
-static void die(const char *what)
-{
-	printf("# fatal: %s: %s\n", what, strerror(errno));
-	printf("not ok %d %s\n1..%d\n", n + 1, what, n + 1);
-	exit(1);
-}
-
 static const char *const st_name[] = {
 	"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
 };
@@ -114,33 +106,16 @@ static int qp_query(struct ibv_qp *qp, struct ibv_qp_attr *a)
 			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PATH_MTU, &init);
 }
 
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-
-	return qp_query(qp, &a) ? -1 : (int)a.qp_state;
-}
-
-static int modify(struct ibv_qp *qp, enum ibv_qp_state state)
-{
-	struct ibv_qp_attr a = { .qp_state = state };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
-}
-
 /* Wait up to about 10 s for @want completions on @cq. */
 static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want)
 {
-	return poll_cq_wait(cq, wc, want, 10000);
+	return kp_poll(cq, wc, want, 10000);
 }
 
 /* Whether @cq stays empty for a while. */
-static int cq_quiet(struct ibv_cq *cq)
+static bool cq_quiet(struct ibv_cq *cq)
 {
-	struct ibv_wc wc;
-
-	poll(NULL, 0, 200);
-	return ibv_poll_cq(cq, 1, &wc) == 0;
+	return kp_cq_quiet(cq, 200);
 }
 
 /*
@@ -173,8 +148,8 @@ static int after(int from, int to)
 static void transition(struct ibv_qp *qp, int from, int to, const char *why)
 {
 	int ok = allowed[from][to] == 'y';
-	int ret = modify(qp, to);
-	int now = qp_state(qp);
+	int ret = kp_modify(qp, to);
+	int now = kp_qp_state(qp);
 
 	if (ok)
 		check(ret == 0 && now == after(from, to),
@@ -199,25 +174,29 @@ static int reach(struct ibv_qp *qp, int st)
 	if (st == IBV_QPS_RESET)
 		return 0;
 	if (st == IBV_QPS_ERR)
-		return modify(qp, IBV_QPS_ERR);
+		return kp_modify(qp, IBV_QPS_ERR);
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS))
 		return -1;
-	return st == IBV_QPS_RTR ? modify(qp, IBV_QPS_RTR) : 0;
+	return st == IBV_QPS_RTR ? kp_modify(qp, IBV_QPS_RTR) : 0;
 }
 
 /* Create a QP with @cap; 0 or the errno, the QP destroyed again. */
 static int try_qp(struct ibv_pd *pd, struct ibv_cq *cq, struct ibv_qp_cap cap)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .cap = cap,
+	const struct kp_caps caps = {
+		.pd = pd, .scq = cq, .send_wr = cap.max_send_wr,
+		.recv_wr = cap.max_recv_wr, .send_sge = cap.max_send_sge,
+		.recv_sge = cap.max_recv_sge,
+		.inline_data = cap.max_inline_data,
 	};
-	struct ibv_qp *qp;
+	struct kp_peer p;
 
+	if (!cq)	/* kp_open() would make one */
+		return -1;
 	errno = 0;
-	qp = ibv_create_qp(pd, &ia);
-	if (!qp)
+	if (kp_open(&p, NULL, &caps))
 		return errno ?: -1;
-	return ibv_destroy_qp(qp) ? -1 : 0;
+	return kp_close(&p) ? -1 : 0;
 }
 
 /* Modify a QP in INIT with @mask/@a; 0 or the errno, and what query says. */
@@ -242,7 +221,9 @@ static void limits(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq
 	struct ibv_device_attr da;
 	struct ibv_qp_attr a;
 	struct ibv_pd **pds;
+	struct kp_caps caps;
 	struct ibv_cq *big;
+	struct kp_peer p;
 	struct ibv_qp *qp;
 	int ret, got;
 
@@ -287,10 +268,14 @@ static void limits(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq
 	}
 
 	/* ORD is the initiator's depth, IRD the responder's. */
-	qp = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .cap = cap });
-	if (!qp || reach(qp, IBV_QPS_INIT))
+	caps = (struct kp_caps){
+		.pd = pd, .scq = cq, .send_wr = cap.max_send_wr,
+		.recv_wr = cap.max_recv_wr, .send_sge = cap.max_send_sge,
+		.recv_sge = cap.max_recv_sge,
+	};
+	if (kp_open(&p, NULL, &caps) || reach(p.qp, IBV_QPS_INIT))
 		die("a QP in INIT");
+	qp = p.qp;
 	memset(&a, 0, sizeof(a));
 	a.max_rd_atomic = da.max_qp_init_rd_atom;
 	a.max_dest_rd_atomic = da.max_qp_rd_atom;
@@ -311,7 +296,7 @@ static void limits(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq
 	      a.max_dest_rd_atomic == da.max_qp_rd_atom,
 	      "V-QP-6: ORD or IRD one over the maximum refused with EINVAL, both unchanged (%d, %d)",
 	      ret, got);
-	if (ibv_destroy_qp(qp))
+	if (kp_close(&p))
 		die("ibv_destroy_qp");
 
 	/* A count limit: PDs, one of which the test holds already. */
@@ -339,13 +324,12 @@ static int local(const char *dev)
 	static const int froms[] = {
 		IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_ERR,
 	};
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+	struct kp_caps caps = {
+		.send_wr = 4, .recv_wr = 4, .send_sge = 1, .recv_sge = 1,
 	};
 	struct ibv_context *ctx = open_dev(dev);
 	struct ibv_qp_attr a;
+	struct kp_peer p;
 	int ret;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -357,27 +341,27 @@ static int local(const char *dev)
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	if (!pd || !cq)
 		die("alloc PD and CQ");
-	ia.send_cq = cq;
-	ia.recv_cq = cq;
+	caps.pd = pd;
+	caps.scq = cq;
 
 	for (unsigned int f = 0; f < sizeof(froms) / sizeof(froms[0]); f++) {
 		for (int to = IBV_QPS_RESET; to <= IBV_QPS_ERR; to++) {
-			qp = ibv_create_qp(pd, &ia);
-			if (!qp || reach(qp, froms[f]) ||
-			    qp_state(qp) != froms[f])
+			if (kp_open(&p, NULL, &caps) ||
+			    reach(p.qp, froms[f]) ||
+			    kp_qp_state(p.qp) != froms[f])
 				die("create a QP and bring it to the start state");
-			transition(qp, froms[f], to,
+			transition(p.qp, froms[f], to,
 				   to == IBV_QPS_RTS ? "(V-ST-I3: no LLP stream)" :
 				   "(V-ST-1, V-ST-2)");
-			if (ibv_destroy_qp(qp))
+			if (kp_close(&p))
 				die("ibv_destroy_qp");
 		}
 	}
 
 	/* V-QP-8: a refused modify changes no attribute either. */
-	qp = ibv_create_qp(pd, &ia);
-	if (!qp || reach(qp, IBV_QPS_INIT))
+	if (kp_open(&p, NULL, &caps) || reach(p.qp, IBV_QPS_INIT))
 		die("create a QP in INIT");
+	qp = p.qp;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_SQD;
 	a.qp_access_flags = 0;
@@ -391,26 +375,25 @@ static int local(const char *dev)
 	a.qp_state = IBV_QPS_RTR;
 	a.max_rd_atomic = 255;
 	check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC) == EINVAL &&
-	      qp_state(qp) == IBV_QPS_INIT,
+	      kp_qp_state(qp) == IBV_QPS_INIT,
 	      "V-QP-8: INIT -> RTR with ORD 255 (over max_qp_init_rd_atom) refused, still INIT");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.cur_qp_state = IBV_QPS_RESET;
 	check(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE) == EINVAL &&
-	      qp_state(qp) == IBV_QPS_INIT,
+	      kp_qp_state(qp) == IBV_QPS_INIT,
 	      "V-QP-8: a wrong IBV_QP_CUR_STATE (RESET while INIT) is refused, still INIT");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_ERR + 1;
 	check(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL &&
-	      qp_state(qp) == IBV_QPS_INIT,
+	      kp_qp_state(qp) == IBV_QPS_INIT,
 	      "a state value beyond IBV_QPS_ERR is refused with EINVAL, still INIT");
-	if (ibv_destroy_qp(qp))
+	if (kp_close(&p))
 		die("ibv_destroy_qp");
 	limits(ctx, pd, cq);
 	if (ibv_destroy_cq(cq) || ibv_dealloc_pd(pd) || ibv_close_device(ctx))
 		die("free the PD, CQ and device");
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /* ---- connected ---- */
@@ -420,34 +403,23 @@ static struct ibv_pd *pd;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 
-static struct rdma_cm_event *expect(enum rdma_cm_event_type want)
-{
-	struct rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(ch, &ev))
-		die("rdma_get_cm_event");
-	if (ev->event != want) {
-		printf("# got %s status %d, wanted %s\n",
-		       rdma_event_str(ev->event), ev->status,
-		       rdma_event_str(want));
-		errno = EPROTO;
-		die(rdma_event_str(want));
-	}
-	return ev;
-}
-
-/* Create the QP of @id on its own send and receive CQs, in INIT. */
+/*
+ * Create the QP of @id on its own send and receive CQs, in INIT; its
+ * objects hang on @id's context until free_qp().
+ */
 static int send_cq_size = 64;
 
 static void make_qp(struct rdma_cm_id *id)
 {
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = NRECV,
-			 .max_send_sge = 2, .max_recv_sge = 2,
-			 .max_inline_data = MAX_INLINE },
+	struct kp_caps caps = {
+		.send_wr = 16, .recv_wr = NRECV, .send_sge = 2, .recv_sge = 2,
+		.inline_data = MAX_INLINE, .two_cqs = true, .cqe = 64,
+		.send_cqe = send_cq_size,
 	};
+	struct kp_peer *p = calloc(1, sizeof(*p));
 
+	if (!p)
+		die("calloc");
 	if (!pd) {
 		pd = ibv_alloc_pd(id->verbs);
 		buf = calloc(1, BUF_SIZE);
@@ -458,19 +430,19 @@ static void make_qp(struct rdma_cm_id *id)
 		if (!mr)
 			die("alloc PD, register the buffer");
 	}
-	ia.send_cq = ibv_create_cq(id->verbs, send_cq_size, NULL, NULL, 0);
-	ia.recv_cq = ibv_create_cq(id->verbs, 64, NULL, NULL, 0);
-	if (!ia.send_cq || !ia.recv_cq || rdma_create_qp(id, pd, &ia))
-		die("create CQs and rdma_create_qp");
+	caps.pd = pd;
+	kp_open_or_die(p, id, &caps);
+	id->context = p;
 }
 
 static void free_qp(struct rdma_cm_id *id)
 {
-	struct ibv_cq *scq = id->qp->send_cq, *rcq = id->qp->recv_cq;
+	struct kp_peer *p = id->context;
 
-	rdma_destroy_qp(id);
-	if (ibv_destroy_cq(scq) || ibv_destroy_cq(rcq))
+	if (kp_close(p))
 		die("ibv_destroy_cq");
+	free(p);
+	id->context = NULL;
 }
 
 static int post_recv(struct ibv_qp *qp, uint64_t id, void *at, int nsge)
@@ -493,13 +465,7 @@ static int post_recv(struct ibv_qp *qp, uint64_t id, void *at, int nsge)
 static int async_within(struct ibv_context *ctx, struct ibv_async_event *ev,
 			int ms)
 {
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-
-	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	if (poll(&p, 1, ms) != 1 || ibv_get_async_event(ctx, ev))
-		return -1;
-	ibv_ack_async_event(ev);
-	return 0;
+	return kp_async(ctx, ev, ms) ? 0 : -1;
 }
 
 static int next_async(struct ibv_context *ctx, struct ibv_async_event *ev)
@@ -533,7 +499,7 @@ static int serve_one(void)
 	int done = 0, flushed = 0;
 	uint8_t *rbuf;
 
-	ev = expect(RDMA_CM_EVENT_CONNECT_REQUEST);
+	ev = expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	id = ev->id;
 	rdma_ack_cm_event(ev);
 	make_qp(id);
@@ -549,7 +515,7 @@ static int serve_one(void)
 	cp.private_data_len = sizeof(info);
 	if (rdma_accept(id, &cp))
 		die("rdma_accept");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ESTABLISHED));
 
 	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
 	while (!done) {
@@ -585,7 +551,7 @@ static int serve_one(void)
 				swr.send_flags = IBV_SEND_SIGNALED;
 				if (ibv_post_send(id->qp, &swr, &bad) ||
 				    drain(id->qp->send_cq, &wc, 1) != 1)
-					printf("# server: the report was not sent\n");
+					note("server: the report was not sent");
 			} else {
 				rep.nmsg++;
 				rep.lastlen = wc.byte_len;
@@ -595,7 +561,7 @@ static int serve_one(void)
 		} else if (r == 1) {
 			flushed++;
 		} else if (!rdma_get_cm_event(ch, &ev)) {
-			printf("# server: %s\n", rdma_event_str(ev->event));
+			note("server: %s", rdma_event_str(ev->event));
 			done = ev->event == RDMA_CM_EVENT_DISCONNECTED;
 			rdma_ack_cm_event(ev);
 		} else {
@@ -612,11 +578,11 @@ static int serve_one(void)
 	}
 	prev_async = qp_async(id->qp);
 	if (prev_async >= 0)
-		printf("# server: async event %s\n", ibv_event_type_str(prev_async));
+		note("server: async event %s", ibv_event_type_str(prev_async));
 	free_qp(id);
 	rdma_destroy_id(id);
-	printf("# server: connection over, QP state %s, %d receives flushed\n",
-	       st_name[a.qp_state], flushed);
+	note("server: connection over, QP state %s, %d receives flushed",
+	     st_name[a.qp_state], flushed);
 	return a.qp_state == IBV_QPS_ERR && flushed == NRECV;
 }
 
@@ -624,19 +590,13 @@ static int serve_one(void)
 static struct rdma_cm_id *listen_on(const char *addr, const char *port,
 				    int backlog)
 {
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP }, *ai;
 	struct rdma_cm_id *lid;
 
 	ch = rdma_create_event_channel();
-	if (!ch || rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("rdma_getaddrinfo");
-	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, backlog))
-		die("rdma_bind_addr/rdma_listen");
-	rdma_freeaddrinfo(ai);
-	printf("# server: listening\n");
-	fflush(stdout);
+	if (!ch)
+		die("rdma_create_event_channel");
+	lid = kc_listen_or_die(ch, addr, port, backlog);
+	note("server: listening");
 	return lid;
 }
 
@@ -651,7 +611,9 @@ static int server(const char *addr, const char *port, int nconn)
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(ch);
-	return ok ? 0 : 1;
+	check(ok, "all %d connections ended with DISCONNECTED, the QP in ERR, receives flushed",
+	      nconn);
+	return kt_end();
 }
 
 /* ---- client ---- */
@@ -662,21 +624,9 @@ static struct info peer;
 static struct rdma_cm_id *connect_rd(const char *addr, const char *port,
 				     uint8_t ird, uint8_t ord)
 {
-	struct rdma_conn_param cp = { .responder_resources = ird,
-				      .initiator_depth = ord };
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *id;
+	struct rdma_conn_param cp = kc_param(ird, ord, NULL, 0);
+	struct rdma_cm_id *id = kc_resolve_or_die(ch, addr, port);
 
-	if (rdma_getaddrinfo(addr, port, &hints, &ai) ||
-	    rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000))
-		die("rdma_resolve_addr");
-	rdma_freeaddrinfo(ai);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
-	if (rdma_resolve_route(id, 5000))
-		die("rdma_resolve_route");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
 	make_qp(id);
 	/* rdma_cm's INIT grants no remote access before the iw_cm id exists. */
 	{
@@ -690,11 +640,7 @@ static struct rdma_cm_id *connect_rd(const char *addr, const char *port,
 	for (int i = 0; i < NRECV - 1; i++)
 		if (post_recv(id->qp, i, buf + BUF_SIZE - (i + 1) * RECV_SIZE, 1))
 			die("client: post_recv");
-	if (rdma_connect(id, &cp))
-		die("rdma_connect");
-	ev = expect(RDMA_CM_EVENT_ESTABLISHED);
-	memcpy(&peer, ev->param.conn.private_data, sizeof(peer));
-	rdma_ack_cm_event(ev);
+	kc_connect_or_die(ch, id, &cp, &peer, sizeof(peer));
 	return id;
 }
 
@@ -708,7 +654,7 @@ static void run_cmd(const char *env)
 	const char *cmd = getenv(env);
 
 	if (cmd && system(cmd))
-		printf("# %s (%s) failed\n", env, cmd);
+		note("%s (%s) failed", env, cmd);
 }
 
 /* Post one send WR; @sig: signalled. Returns ibv_post_send's result. */
@@ -930,8 +876,8 @@ static void conn_main(struct rdma_cm_id *id)
 
 	/* Graceful close with receives posted: flushed in order. */
 	check(!rdma_disconnect(id), "V-ST-R5: rdma_disconnect (RTS -> SQD)");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
-	check(qp_state(qp) == IBV_QPS_ERR,
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	check(kp_qp_state(qp) == IBV_QPS_ERR,
 	      "V-ST-C5: after DISCONNECTED the QP is in ERR");
 	got = drain(qp->recv_cq, wc, NRECV - 1);
 	ok = got == NRECV - 1 && cq_quiet(qp->recv_cq);
@@ -992,8 +938,8 @@ static void conn_sqd(struct rdma_cm_id *id)
 	int ret;
 
 	check(!post_stuck(qp), "post a Read the peer cannot answer, then 2 Writes");
-	ret = modify(qp, IBV_QPS_SQD);
-	check(!ret && qp_state(qp) == IBV_QPS_SQD,
+	ret = kp_modify(qp, IBV_QPS_SQD);
+	check(!ret && kp_qp_state(qp) == IBV_QPS_SQD,
 	      "V-ST-R5: RTS -> SQD with a Read outstanding: the QP stays in SQD (%d)",
 	      ret);
 	for (int to = IBV_QPS_RESET; to <= IBV_QPS_SQE; to++)
@@ -1004,7 +950,7 @@ static void conn_sqd(struct rdma_cm_id *id)
 	      "V-ST-C3: post_recv in SQD is taken (to be flushed)");
 	transition(qp, IBV_QPS_SQD, IBV_QPS_ERR, "(abort a close; ib_drain_qp)");
 	check_flushed(qp, "SQD -> ERR");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	run_cmd("KIWI_UNBLOCK");
 }
 
@@ -1017,7 +963,7 @@ static void conn_abort(struct rdma_cm_id *id)
 	check(!post_recv(qp, NRECV - 1, buf, 1), "post one more receive");
 	transition(qp, IBV_QPS_RTS, IBV_QPS_ERR, "(V-ST-R10 abortive close)");
 	check_flushed(qp, "RTS -> ERR");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	run_cmd("KIWI_UNBLOCK");
 }
 
@@ -1043,8 +989,8 @@ static void conn_access(struct rdma_cm_id *id)
 	      ev.element.qp == id->qp,
 	      "V-ST-R9: a Write to an invalid STag: the peer's Terminate raises IBV_EVENT_QP_ACCESS_ERR on our QP (%s)",
 	      ret ? "none" : ibv_event_type_str(ev.event_type));
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
-	check(qp_state(id->qp) == IBV_QPS_ERR,
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	check(kp_qp_state(id->qp) == IBV_QPS_ERR,
 	      "V-ST-T8: after the Terminate the QP is in ERR");
 	check(drain(id->qp->send_cq, &wc, 1) == 1 && wc.wr_id == 50,
 	      "the Write completed (status %d)", wc.status);
@@ -1057,8 +1003,8 @@ static void after_term(struct rdma_cm_id *id, const char *how)
 	struct ibv_wc wc[NRECV];
 	int got, ok, ret;
 
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
-	check(qp_state(id->qp) == IBV_QPS_ERR, "%s: the QP is then in ERR", how);
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	check(kp_qp_state(id->qp) == IBV_QPS_ERR, "%s: the QP is then in ERR", how);
 	got = drain(id->qp->recv_cq, wc, NRECV - 1);
 	ok = got == NRECV - 1 && cq_quiet(id->qp->recv_cq);
 	for (int i = 0; ok && i < got; i++)
@@ -1120,8 +1066,8 @@ static void conn_sqe(struct rdma_cm_id *id)
 	int ret, st;
 
 	peer_got_term(id, "V-CS-3, V-ERR-1: bad lkey");
-	ret = modify(qp, IBV_QPS_SQE);
-	st = qp_state(qp);
+	ret = kp_modify(qp, IBV_QPS_SQE);
+	st = kp_qp_state(qp);
 	/* ERR follows as soon as the connection manager closes. */
 	check(!ret && (st == IBV_QPS_SQE || st == IBV_QPS_ERR),
 	      "V-ST-R6, V-LLP-8: RTS -> SQE succeeds, query_qp reports SQE or already ERR (ret %d, %s)",
@@ -1165,8 +1111,8 @@ static void conn_cq_overflow(const char *addr, const char *port,
 	check(!ret && qp_fatal == 1 && cq_err == 1 && !other,
 	      "V-ERR-7: 4 Writes on a 1-entry send CQ: IBV_EVENT_CQ_ERR on it, IBV_EVENT_QP_FATAL on its QP (%d, %d, %d others)",
 	      cq_err, qp_fatal, other);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
-	check(qp_state(id->qp) == IBV_QPS_ERR,
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	check(kp_qp_state(id->qp) == IBV_QPS_ERR,
 	      "V-ERR-7: the QP of the overflowed CQ goes to ERR");
 	ret = ask(keep->qp, &rep);
 	check(!ret && rep.nmsg == 0 && rep.state == IBV_QPS_RTS,
@@ -1175,7 +1121,7 @@ static void conn_cq_overflow(const char *addr, const char *port,
 	free_qp(id);
 	rdma_destroy_id(id);
 	check(!rdma_disconnect(keep), "V-ERR-8: ... and closes gracefully");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	free_qp(keep);
 	rdma_destroy_id(keep);
 }
@@ -1212,8 +1158,7 @@ static int client(const char *addr, const char *port)
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(ch);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /* ---- Read resources: rdserver / rdclient ---- */
@@ -1231,6 +1176,7 @@ static int client(const char *addr, const char *port)
 /* A server QP: its cm_id, and whether a marker Send came while blocked. */
 struct rd_conn {
 	struct rdma_cm_id *id;
+	struct kp_peer p;
 	uint32_t nmsg;
 	uint8_t marker;
 };
@@ -1250,25 +1196,21 @@ static void rd_post_recv(struct ibv_qp *qp, int slot, int k)
 static void rd_accept(struct rdma_cm_event *ev, struct rd_conn *c, int slot,
 		      struct ibv_cq *scq, struct ibv_cq *rcq)
 {
-	struct rdma_conn_param cp = {
-		.responder_resources = ev->param.conn.responder_resources,
-		.initiator_depth = ev->param.conn.initiator_depth,
-	};
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC, .send_cq = scq, .recv_cq = rcq,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 2,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+	const struct kp_caps caps = {
+		.pd = pd, .scq = scq, .rcq = rcq, .send_wr = 4, .recv_wr = 2,
+		.send_sge = 1, .recv_sge = 1,
 	};
 	struct info info = { (uintptr_t)buf, mr->rkey, 0 };
+	struct rdma_conn_param cp =
+		kc_param(ev->param.conn.responder_resources,
+			 ev->param.conn.initiator_depth, &info, sizeof(info));
 
 	c->id = ev->id;
 	c->id->context = c;
-	if (rdma_create_qp(c->id, pd, &ia))
+	if (kp_open(&c->p, c->id, &caps))
 		die("rdserver: rdma_create_qp");
 	rd_post_recv(c->id->qp, slot, 0);
 	rd_post_recv(c->id->qp, slot, 1);
-	cp.private_data = &info;
-	cp.private_data_len = sizeof(info);
 	if (rdma_accept(c->id, &cp))
 		die("rdserver: rdma_accept");
 }
@@ -1304,7 +1246,7 @@ static void rd_message(struct rd_conn *c, uint8_t *msg, struct ibv_cq *scq)
 	rep->ord = a.max_rd_atomic;
 	rep->ird = a.max_dest_rd_atomic;
 	if (ibv_post_send(c->id->qp, &wr, &bad) || drain(scq, &wc, 1) != 1)
-		printf("# rdserver: the report was not sent\n");
+		note("rdserver: the report was not sent");
 }
 
 /*
@@ -1365,15 +1307,16 @@ static int rdserver(const char *addr, const char *port, int nconn)
 		case RDMA_CM_EVENT_DISCONNECTED:
 			c = ev->id->context;
 			rdma_ack_cm_event(ev);
-			rdma_destroy_qp(c->id);
+			kp_close(&c->p);
 			rdma_destroy_id(c->id);
 			ended++;
 			break;
 		default:
-			printf("# rdserver: %s (status %d)\n",
-			       rdma_event_str(ev->event), ev->status);
+			note("rdserver: %s (status %d)",
+			     rdma_event_str(ev->event), ev->status);
 			rdma_ack_cm_event(ev);
-			return 1;
+			check(false, "every connection ended with DISCONNECTED");
+			return kt_end();
 		}
 	}
 	/* Flushed receives of the last connections: nothing more to do. */
@@ -1384,8 +1327,8 @@ static int rdserver(const char *addr, const char *port, int nconn)
 	ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(ch);
 	free(conn);
-	printf("# rdserver: %d connections over\n", ended);
-	return 0;
+	check(true, "all %d connections over", ended);
+	return kt_end();
 }
 
 /*
@@ -1421,8 +1364,8 @@ static void rd_ord0(const char *addr, const char *port)
 	      wc[1].status == IBV_WC_WR_FLUSH_ERR && cq_quiet(qp->send_cq),
 	      "V-RD-4: the Write posted behind it is flushed, not sent (status %d)",
 	      got == 2 ? (int)wc[1].status : -1);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
-	check(qp_state(qp) == IBV_QPS_ERR,
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	check(kp_qp_state(qp) == IBV_QPS_ERR,
 	      "V-RD-4: the QP failed: DISCONNECTED, query_qp reports ERR");
 	got = drain(qp->recv_cq, wc, NRECV - 1);
 	ok = got == NRECV - 1;
@@ -1548,11 +1491,11 @@ static void rd_lower(const char *addr, const char *port)
 	check(ok, "V-RD-9: the other connection's 3 Reads complete in order with the right data (%d)",
 	      got);
 	check(!rdma_disconnect(id), "V-RD-7: rdma_disconnect");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	free_qp(id);
 	rdma_destroy_id(id);
 	check(!rdma_disconnect(oid), "V-RD-9: rdma_disconnect of the other");
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	free_qp(oid);
 	rdma_destroy_id(oid);
 }
@@ -1596,7 +1539,7 @@ static void rd_many(const char *addr, const char *port)
 	for (int i = 0; i < RD_NQP; i++)
 		rdma_disconnect(ids[i]);
 	for (int i = 0; i < RD_NQP; i++)
-		rdma_ack_cm_event(expect(RDMA_CM_EVENT_DISCONNECTED));
+		rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	for (int i = 0; i < RD_NQP; i++) {
 		free_qp(ids[i]);
 		rdma_destroy_id(ids[i]);
@@ -1617,17 +1560,14 @@ static int rdclient(const char *addr, const char *port)
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(ch);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 int main(int argc, char **argv)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 3 && !strcmp(argv[1], "local")) {
-		printf("TAP version 13\n");
+	kt_start();
+	if (argc == 3 && !strcmp(argv[1], "local"))
 		return local(argv[2]);
-	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "server"))
 		return server(argv[2], argv[3], argc == 5 ? atoi(argv[4]) : NCONN);
 	if (argc == 4 && !strcmp(argv[1], "hold")) {
@@ -1635,20 +1575,16 @@ int main(int argc, char **argv)
 		if (!ch)
 			die("rdma_create_event_channel");
 		connect_to(argv[2], argv[3]);
-		printf("# connected\n");
+		note("connected");
 		for (;;)
 			poll(NULL, 0, -1);
 	}
-	if (argc == 4 && !strcmp(argv[1], "client")) {
-		printf("TAP version 13\n");
+	if (argc == 4 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3]);
-	}
 	if (argc == 4 && !strcmp(argv[1], "rdserver"))
 		return rdserver(argv[2], argv[3], RD_NCONN);
-	if (argc == 4 && !strcmp(argv[1], "rdclient")) {
-		printf("TAP version 13\n");
+	if (argc == 4 && !strcmp(argv[1], "rdclient"))
 		return rdclient(argv[2], argv[3]);
-	}
 	fprintf(stderr, "usage: %s local DEVICE | server|client|hold|rdserver|rdclient ADDR PORT\n",
 		argv[0]);
 	return 2;

@@ -18,66 +18,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <infiniband/verbs.h>
-#include <rdma/rdma_cma.h>
+#include "kiwi_conn.h"
+#include "kiwi_peer.h"
+#include "kiwi_test.h"
 
-#include "kiwi_poll.h"
-#include "kiwi_tap.h"
-
-static int qp_state(struct ibv_qp *qp)
+/*
+ * A QP on @pd and the CQs given, in @p, with @wr WRs and @sge SGEs each
+ * way and @inl bytes inline; NULL, errno set, when refused.
+ */
+static struct ibv_qp *make_qp(struct kp_peer *p, struct ibv_pd *pd,
+			      struct ibv_cq *scq, struct ibv_cq *rcq, int wr,
+			      int sge, int inl)
 {
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
-		return -1;
-	return attr.qp_state;
-}
-
-static int modify(struct ibv_qp *qp, enum ibv_qp_state state)
-{
-	struct ibv_qp_attr attr = { .qp_state = state };
-
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
-}
-
-static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *scq,
-			      struct ibv_cq *rcq, int wr, int sge, int inl)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = wr, .max_recv_wr = wr,
-			 .max_send_sge = sge, .max_recv_sge = sge,
-			 .max_inline_data = inl },
+	const struct kp_caps caps = {
+		.pd = pd, .scq = scq, .rcq = rcq,
+		.send_wr = wr, .recv_wr = wr, .send_sge = sge,
+		.recv_sge = sge, .inline_data = inl,
 	};
 
-	return ibv_create_qp(pd, &a);
+	return kp_open(p, NULL, &caps) ? NULL : p->qp;
 }
 
 /* Poll up to @want completions, waiting at most about a second. */
 static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int want)
 {
-	return poll_cq_wait(cq, wc, want, 1000);
+	return kp_poll(cq, wc, want, 1000);
 }
 
 /* Wait up to 2 s for @cq's completion event on @ch and acknowledge it. */
-static int cq_event(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+static bool cq_event(struct ibv_comp_channel *ch, struct ibv_cq *cq)
 {
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-
-	if (poll(&p, 1, 2000) != 1 || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
-		return 0;
-	ibv_ack_cq_events(ev_cq, 1);
-	return ev_cq == cq;
-}
-
-static int wait_fd(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, ms) == 1;
+	return kp_cq_event(ch, cq, 2000);
 }
 
 /* Post @n receives, wr_id @first on, to @qp in ERR: each one is flushed. */
@@ -115,17 +86,16 @@ static void resize_cq(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
 	struct ibv_cq *cq = ch ? ibv_create_cq(ctx, 4, NULL, ch, 0) : NULL;
-	struct ibv_qp *qp = cq ? make_qp(pd, cq, cq, 64, 1, 0) : NULL;
+	struct kp_peer p = { .qp = NULL };
+	struct ibv_qp *qp = cq ? make_qp(&p, pd, cq, cq, 64, 1, 0) : NULL;
 	struct ibv_device_attr attr;
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
 	int ret, ok;
 
 	check(qp && cq->cqe == 4, "resize: a 4-entry CQ and a QP on it");
 	if (!qp)
 		goto out;
-	modify(qp, IBV_QPS_INIT);
-	modify(qp, IBV_QPS_ERR);
+	kp_modify(qp, IBV_QPS_INIT);
+	kp_modify(qp, IBV_QPS_ERR);
 	check(flush_recvs(qp, 0, 4), "resize: 4 flushed receives fill the CQ");
 
 	ret = ibv_resize_cq(cq, 3);
@@ -145,11 +115,8 @@ static void resize_cq(struct ibv_context *ctx, struct ibv_pd *pd)
 	check(!ibv_req_notify_cq(cq, 0), "resize: arm the CQ");
 	check(!ibv_resize_cq(cq, 8) && cq->cqe == 8 && polled_in_order(cq, 64, 3),
 	      "V-CQ-7 grow to 8 again: the 3 completions poll in order");
-	ok = flush_recvs(qp, 67, 1) && wait_fd(ch->fd, 5000) &&
-	     !ibv_get_cq_event(ch, &ev_cq, &ev_ctx) && ev_cq == cq;
+	ok = flush_recvs(qp, 67, 1) && kp_cq_event(ch, cq, 5000);
 	check(ok, "the arm made before the resizes delivers a completion event");
-	if (ok)
-		ibv_ack_cq_events(cq, 1);
 	check(polled_in_order(cq, 67, 1), "resize: and its completion polls");
 
 	check(!ibv_query_device(ctx, &attr), "resize: query_device");
@@ -164,8 +131,7 @@ static void resize_cq(struct ibv_context *ctx, struct ibv_pd *pd)
 	      polled_in_order(cq, 68, 1),
 	      "resize an empty CQ to 1 entry, which still completes");
 out:
-	if (qp)
-		ibv_destroy_qp(qp);
+	kp_close(&p);
 	if (cq)
 		ibv_destroy_cq(cq);
 	if (ch)
@@ -182,31 +148,9 @@ out:
 
 static struct rdma_event_channel *nt_ch;
 
-static struct rdma_cm_event *nt_event(enum rdma_cm_event_type want)
-{
-	struct rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(nt_ch, &ev) || ev->event != want) {
-		printf("# wanted %s, got %s\n", rdma_event_str(want),
-		       ev ? rdma_event_str(ev->event) : "nothing");
-		exit(1);
-	}
-	return ev;
-}
-
-/* One QP for @id on @cq (sends and receives), with @nrecv receives. */
-static struct ibv_qp *nt_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
-			    struct ibv_cq *cq, int nrecv)
-{
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
-		.cap = { .max_send_wr = 64, .max_recv_wr = nrecv,
-			 .max_send_sge = 1, .max_recv_sge = 1,
-			 .max_inline_data = NT_MSG },
-	};
-
-	return rdma_create_qp(id, pd, &ia) ? NULL : id->qp;
-}
+/* Each side's QP: sends and receives on one CQ, and a buffer. */
+#define NT_CAPS .send_wr = 64, .send_sge = 1, .recv_sge = 1,		\
+		.inline_data = NT_MSG, .buf_len = NT_BUF
 
 static int nt_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint64_t i)
 {
@@ -241,95 +185,61 @@ static int nt_send(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op,
  */
 static int nt_server(const char *addr, const char *port)
 {
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP }, *ai;
-	struct rdma_conn_param cp = { .responder_resources = 1 };
+	const struct kp_caps caps = {
+		NT_CAPS, .recv_wr = NT_RQ, .cqe = 2 * NT_RQ,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct rdma_conn_param cp;
 	struct rdma_cm_id *lid, *id;
-	struct rdma_cm_event *ev;
 	struct ibv_wc wc[16];
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	struct ibv_qp *qp;
-	struct ibv_pd *pd;
-	uint64_t info[2];
 	int got = 0, sent = 0;
-	char *buf;
+	struct kp_peer me;
+	struct ibv_qp *qp;
+	uint64_t info[2];
 
 	nt_ch = rdma_create_event_channel();
-	if (!nt_ch || rdma_getaddrinfo(addr, port, &hints, &ai) ||
-	    rdma_create_id(nt_ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 1))
-		return 1;
-	rdma_freeaddrinfo(ai);
-	printf("# server: listening\n");
-	fflush(stdout);
-	ev = nt_event(RDMA_CM_EVENT_CONNECT_REQUEST);
-	id = ev->id;
-	rdma_ack_cm_event(ev);
-	buf = calloc(1, NT_BUF);
-	pd = ibv_alloc_pd(id->verbs);
-	mr = pd && buf ? ibv_reg_mr(pd, buf, NT_BUF, IBV_ACCESS_LOCAL_WRITE |
-				    IBV_ACCESS_REMOTE_WRITE) : NULL;
-	cq = ibv_create_cq(id->verbs, 2 * NT_RQ, NULL, NULL, 0);
-	qp = mr && cq ? nt_qp(id, pd, cq, NT_RQ) : NULL;
-	if (!qp)
-		return 1;
+	if (!nt_ch)
+		die("rdma_create_event_channel");
+	lid = kc_listen_or_die(nt_ch, addr, port, 1);
+	note("server: listening");
+	id = kc_request(nt_ch, NULL, 0);
+	kp_open_or_die(&me, id, &caps);
+	qp = me.qp;
 	for (int i = 0; i < NT_RQ; i++)
-		if (nt_recv(qp, mr, i))
-			return 1;
-	info[0] = (uintptr_t)buf + NT_BUF / 2;
-	info[1] = mr->rkey;
-	cp.private_data = info;
-	cp.private_data_len = sizeof(info);
-	if (rdma_accept(id, &cp))
-		return 1;
-	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_ESTABLISHED));
+		if (nt_recv(qp, me.mr, i))
+			die("ibv_post_recv");
+	info[0] = (uintptr_t)me.buf + NT_BUF / 2;
+	info[1] = me.mr->rkey;
+	cp = kc_param(1, 0, info, sizeof(info));
+	kc_accept_or_die(nt_ch, id, &cp);
 	/* The two Sends of the V-NOT-7 check come first, uncredited. */
 	while (got < NT_SENDS + 2) {
-		int r = ibv_poll_cq(cq, 16, wc);
+		int r = ibv_poll_cq(me.scq, 16, wc);
 
 		if (r < 0)
-			return 1;
+			die("ibv_poll_cq");
 		for (int i = 0; i < r; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				printf("# server: completion status %d\n",
-				       wc[i].status);
-				return 1;
-			}
+			if (wc[i].status != IBV_WC_SUCCESS)
+				bail("server: completion status %d",
+				     wc[i].status);
 			if (wc[i].opcode != IBV_WC_RECV)
 				continue;
-			if (nt_recv(qp, mr, wc[i].wr_id))
-				return 1;
+			if (nt_recv(qp, me.mr, wc[i].wr_id))
+				die("ibv_post_recv");
 			if (++got > 2 && (got - 2) % NT_BATCH == 0 &&
 			    nt_send(qp, ++sent, IBV_WR_SEND, 0, 0))
-				return 1;
+				die("ibv_post_send");
 		}
 		if (!r)
 			poll(NULL, 0, 1);
 	}
-	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_DISCONNECTED));
-	printf("# server: %d Sends received, %d credits sent\n", got, sent);
-	rdma_destroy_qp(id);
+	expect_ack(nt_ch, RDMA_CM_EVENT_DISCONNECTED);
+	check(true, "server: %d Sends received, %d credits sent", got, sent);
+	kp_close(&me);
 	rdma_destroy_id(id);
 	rdma_destroy_id(lid);
-	ibv_destroy_cq(cq);
-	ibv_dereg_mr(mr);
-	ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(nt_ch);
-	return 0;
-}
-
-/* Whether an event for @cq comes on @ch within @ms; acknowledged. */
-static int nt_event_in(struct ibv_comp_channel *ch, struct ibv_cq *cq, int ms)
-{
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-
-	if (poll(&p, 1, ms) != 1 || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
-		return 0;
-	ibv_ack_cq_events(ev_cq, 1);
-	return ev_cq == cq;
+	return kt_end();
 }
 
 /*
@@ -347,12 +257,12 @@ static void nt_arms(struct ibv_qp *qp, struct ibv_comp_channel *ch,
 	/* V-NOT-5: the CQ holds a completion when it is armed. */
 	ok = !ibv_req_notify_cq(cq, 0) &&
 	     !nt_send(qp, 1, IBV_WR_RDMA_WRITE, raddr, rkey) &&
-	     nt_event_in(ch, cq, 5000);
+	     kp_cq_event(ch, cq, 5000);
 	check(ok, "arm, a signalled Write: its completion raises an event");
-	check(!ibv_req_notify_cq(cq, 0) && !nt_event_in(ch, cq, 1000),
+	check(!ibv_req_notify_cq(cq, 0) && !kp_cq_event(ch, cq, 1000),
 	      "V-NOT-5 arming a CQ that holds a completion raises no event");
 	ok = !nt_send(qp, 2, IBV_WR_RDMA_WRITE, raddr, rkey) &&
-	     nt_event_in(ch, cq, 5000);
+	     kp_cq_event(ch, cq, 5000);
 	check(ok, "V-NOT-5 the next completion added raises the event");
 	check(drain(cq, wc, 3) == 2 && wc[0].wr_id == 1 && wc[1].wr_id == 2 &&
 	      wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS,
@@ -361,9 +271,9 @@ static void nt_arms(struct ibv_qp *qp, struct ibv_comp_channel *ch,
 	/* V-NOT-7: "next", then "solicited only": the next CQE fires, once. */
 	check(!ibv_req_notify_cq(cq, 0) && !ibv_req_notify_cq(cq, 1),
 	      "V-NOT-7 arm for the next completion, then for solicited only");
-	ok = !nt_send(qp, 3, IBV_WR_SEND, 0, 0) && nt_event_in(ch, cq, 5000);
+	ok = !nt_send(qp, 3, IBV_WR_SEND, 0, 0) && kp_cq_event(ch, cq, 5000);
 	check(ok, "V-NOT-7 an unsolicited completion raises the event of the earlier \"next\" arm");
-	ok = !nt_send(qp, 4, IBV_WR_SEND, 0, 0) && !nt_event_in(ch, cq, 1000);
+	ok = !nt_send(qp, 4, IBV_WR_SEND, 0, 0) && !kp_cq_event(ch, cq, 1000);
 	check(ok, "V-NOT-7 ... once: the next completion raises no second event");
 	check(drain(cq, wc, 3) == 2 && wc[0].wr_id == 3 && wc[1].wr_id == 4 &&
 	      wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS,
@@ -428,7 +338,7 @@ static void nt_loop(struct ibv_qp *qp, struct ibv_comp_channel *ch,
 		if (r || bad)
 			continue;	/* its event comes later: harmless */
 		/* Empty and armed: the next completion must raise an event. */
-		if (!nt_event_in(ch, cq, 60000)) {
+		if (!kp_cq_event(ch, cq, 60000)) {
 			hung = 1;
 			break;
 		}
@@ -443,64 +353,46 @@ static void nt_loop(struct ibv_qp *qp, struct ibv_comp_channel *ch,
 
 static int nt_client(const char *addr, const char *port)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
-	struct rdma_conn_param cp = { .initiator_depth = 1 };
+	struct kp_caps caps = {
+		NT_CAPS, .recv_wr = 16, .cqe = 256,
+		.access = IBV_ACCESS_LOCAL_WRITE,
+	};
+	struct rdma_conn_param cp = kc_param(0, 1, NULL, 0);
 	struct ibv_comp_channel *ch;
-	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	struct ibv_qp *qp;
-	struct ibv_pd *pd;
+	struct kp_peer me;
 	uint64_t info[2];
-	char *buf;
+	bool ok;
 
-	printf("TAP version 13\n");
 	nt_ch = rdma_create_event_channel();
-	if (!nt_ch || rdma_getaddrinfo(addr, port, &hints, &ai) ||
-	    rdma_create_id(nt_ch, &id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(id, NULL, ai->ai_dst_addr, 5000))
-		return 1;
-	rdma_freeaddrinfo(ai);
-	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_ADDR_RESOLVED));
-	if (rdma_resolve_route(id, 5000))
-		return 1;
-	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_ROUTE_RESOLVED));
-	buf = calloc(1, NT_BUF);
-	pd = ibv_alloc_pd(id->verbs);
-	mr = pd && buf ? ibv_reg_mr(pd, buf, NT_BUF, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!nt_ch)
+		die("rdma_create_event_channel");
+	id = kc_resolve_or_die(nt_ch, addr, port);
 	ch = ibv_create_comp_channel(id->verbs);
-	cq = ch ? ibv_create_cq(id->verbs, 256, NULL, ch, 0) : NULL;
-	qp = mr && cq ? nt_qp(id, pd, cq, 16) : NULL;
-	check(qp != NULL, "a QP whose sends and receives share a CQ with a channel");
-	if (!qp)
-		return 1;
+	caps.chan = ch;
+	ok = ch && !kp_open(&me, id, &caps);
+	check(ok, "a QP whose sends and receives share a CQ with a channel");
+	if (!ok)
+		return kt_end();
 	for (int i = 0; i < 16; i++)
-		if (nt_recv(qp, mr, i))
-			return 1;
-	if (rdma_connect(id, &cp))
-		return 1;
-	ev = nt_event(RDMA_CM_EVENT_ESTABLISHED);
-	memcpy(info, ev->param.conn.private_data, sizeof(info));
-	rdma_ack_cm_event(ev);
+		if (nt_recv(me.qp, me.mr, i))
+			die("ibv_post_recv");
+	kc_connect_or_die(nt_ch, id, &cp, info, sizeof(info));
 
-	nt_arms(qp, ch, info[0], info[1]);
-	nt_loop(qp, ch, mr);
+	nt_arms(me.qp, ch, info[0], info[1]);
+	nt_loop(me.qp, ch, me.mr);
 
-	rdma_disconnect(id);
-	rdma_ack_cm_event(nt_event(RDMA_CM_EVENT_DISCONNECTED));
+	if (kc_disconnect(nt_ch, id, -1))
+		die("disconnect");
 	rdma_destroy_qp(id);
-	rdma_destroy_id(id);
 	/* Events of the flushed receives may be pending: ack before destroy. */
-	while (nt_event_in(ch, cq, 100))
+	while (kp_cq_event(ch, me.scq, 100))
 		;
-	check(!ibv_destroy_cq(cq) && !ibv_destroy_comp_channel(ch),
+	check(!kp_close(&me) && !ibv_destroy_comp_channel(ch),
 	      "destroy the CQ and its channel");
-	ibv_dereg_mr(mr);
-	ibv_dealloc_pd(pd);
+	rdma_destroy_id(id);
 	rdma_destroy_event_channel(nt_ch);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 int main(int argc, char **argv)
@@ -509,11 +401,12 @@ int main(int argc, char **argv)
 	struct ibv_comp_channel *ch;
 	struct ibv_context *ctx;
 	struct ibv_cq *cq, *small, *big;
+	struct kp_peer p, p2;
 	struct ibv_qp *qp, *qp2;
 	struct ibv_pd *pd;
 	int i, ok, got;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	kt_start();
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return nt_server(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "client"))
@@ -523,7 +416,6 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	printf("TAP version 13\n");
 	ctx = open_dev(argv[1]);
 	check(ctx != NULL, "open %s", argv[1]);
 	if (!ctx)
@@ -544,20 +436,20 @@ int main(int argc, char **argv)
 	big = ibv_create_cq(ctx, 8, NULL, NULL, 1 << 20);
 	check(!big && errno == EINVAL, "CQ on a nonexistent completion vector refused");
 	errno = 0;
-	qp = make_qp(pd, cq, cq, 8, 7, 0);
+	qp = make_qp(&p, pd, cq, cq, 8, 7, 0);
 	check(!qp && errno == EINVAL, "QP with 7 SGEs (max 6) refused with EINVAL");
 	errno = 0;
-	qp = make_qp(pd, cq, cq, 8, 2, 97);
+	qp = make_qp(&p, pd, cq, cq, 8, 2, 97);
 	check(!qp && errno == EINVAL, "QP with 97 bytes inline (max 96) refused");
 	errno = 0;
-	qp = make_qp(pd, cq, cq, 16385, 2, 0);
+	qp = make_qp(&p, pd, cq, cq, 16385, 2, 0);
 	check(!qp && errno == EINVAL, "QP with 16385 WRs (max 16384) refused");
 
-	qp = make_qp(pd, cq, cq, 8, 2, 64);
+	qp = make_qp(&p, pd, cq, cq, 8, 2, 64);
 	check(qp != NULL, "create RC QP (8 WRs, 2 SGEs, 64 B inline)");
 	if (!qp)
 		goto out;
-	check(qp_state(qp) == IBV_QPS_RESET, "new QP reports RESET");
+	check(kp_qp_state(qp) == IBV_QPS_RESET, "new QP reports RESET");
 
 	/* State machine before a connection. */
 	{
@@ -580,12 +472,12 @@ int main(int argc, char **argv)
 		      init.cap.max_inline_data == 64,
 		      "query_qp reports the capabilities");
 	}
-	check(modify(qp, IBV_QPS_RTR) == 0 && qp_state(qp) == IBV_QPS_RTR,
+	check(kp_modify(qp, IBV_QPS_RTR) == 0 && kp_qp_state(qp) == IBV_QPS_RTR,
 	      "INIT -> RTR");
-	check(modify(qp, IBV_QPS_RTS) == EINVAL && qp_state(qp) == IBV_QPS_RTR,
+	check(kp_modify(qp, IBV_QPS_RTS) == EINVAL && kp_qp_state(qp) == IBV_QPS_RTR,
 	      "RTR -> RTS without a connection refused with EINVAL, state kept");
-	check(modify(qp, IBV_QPS_SQD) == EINVAL, "RTR -> SQD refused");
-	check(modify(qp, IBV_QPS_INIT) == EINVAL, "RTR -> INIT refused");
+	check(kp_modify(qp, IBV_QPS_SQD) == EINVAL, "RTR -> SQD refused");
+	check(kp_modify(qp, IBV_QPS_INIT) == EINVAL, "RTR -> INIT refused");
 	{
 		struct ibv_send_wr swr = { .wr_id = 1, .opcode = IBV_WR_SEND };
 		struct ibv_send_wr *bad = NULL;
@@ -605,7 +497,7 @@ int main(int argc, char **argv)
 	check(i == 3, "post 3 receives in RTR");
 	check(ibv_poll_cq(cq, 8, wc) == 0, "nothing completes before an error");
 	check(ibv_req_notify_cq(cq, 0) == 0, "arm the CQ");
-	check(modify(qp, IBV_QPS_ERR) == 0 && qp_state(qp) == IBV_QPS_ERR,
+	check(kp_modify(qp, IBV_QPS_ERR) == 0 && kp_qp_state(qp) == IBV_QPS_ERR,
 	      "RTR -> ERR");
 	got = drain(cq, wc, 3);
 	ok = got == 3;
@@ -686,7 +578,7 @@ int main(int argc, char **argv)
 	check(ibv_poll_cq(cq, 8, wc) == 0, "refused WRs left no completion");
 
 	/* ERR -> RESET -> INIT again. */
-	check(modify(qp, IBV_QPS_RESET) == 0 && qp_state(qp) == IBV_QPS_RESET,
+	check(kp_modify(qp, IBV_QPS_RESET) == 0 && kp_qp_state(qp) == IBV_QPS_RESET,
 	      "ERR -> RESET");
 	{
 		struct ibv_recv_wr rwr = { .wr_id = 9 };
@@ -695,7 +587,7 @@ int main(int argc, char **argv)
 		check(ibv_post_recv(qp, &rwr, &bad) == EINVAL && bad == &rwr,
 		      "post_recv in RESET refused with EINVAL");
 	}
-	check(modify(qp, IBV_QPS_INIT) == 0, "RESET -> INIT again");
+	check(kp_modify(qp, IBV_QPS_INIT) == 0, "RESET -> INIT again");
 
 	/* V-POST-4: a full receive queue refuses the next WR, overwriting nothing. */
 	{
@@ -718,48 +610,39 @@ int main(int argc, char **argv)
 
 	/* CQ overflow: never overwritten, reported as IBV_EVENT_CQ_ERR. */
 	small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
-	qp2 = small ? make_qp(pd, small, small, 8, 1, 0) : NULL;
+	qp2 = small ? make_qp(&p2, pd, small, small, 8, 1, 0) : NULL;
 	check(small && small->cqe == 4 && qp2, "a 4-entry CQ and a QP on it");
 	if (small && qp2) {
 		struct ibv_async_event ev;
-		int flags;
 
-		modify(qp2, IBV_QPS_INIT);
+		kp_modify(qp2, IBV_QPS_INIT);
 		for (i = 0; i < 6; i++) {
 			struct ibv_recv_wr rwr = { .wr_id = 300 + i };
 			struct ibv_recv_wr *bad;
 
 			ibv_post_recv(qp2, &rwr, &bad);
 		}
-		modify(qp2, IBV_QPS_ERR);
+		kp_modify(qp2, IBV_QPS_ERR);
 		got = drain(small, wc, 6);
 		check(got == 4 && wc[0].wr_id == 300 && wc[3].wr_id == 303,
 		      "a full CQ keeps its first 4 completions, none overwritten (got %d)",
 		      got);
-		flags = fcntl(ctx->async_fd, F_GETFL);
-		fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
 		ok = 0;
-		while (wait_fd(ctx->async_fd, 2000) &&
-		       !ibv_get_async_event(ctx, &ev)) {
-			ok |= ev.event_type == IBV_EVENT_CQ_ERR &&
-			      ev.element.cq == small;
-			ibv_ack_async_event(&ev);
-			if (ok)
-				break;
-		}
+		while (!ok && kp_async(ctx, &ev, 2000))
+			ok = ev.event_type == IBV_EVENT_CQ_ERR &&
+			     ev.element.cq == small;
 		check(ok, "CQ overflow raised IBV_EVENT_CQ_ERR");
-		check(!ibv_destroy_qp(qp2), "destroy the QP on the broken CQ");
+		check(!kp_close(&p2), "destroy the QP on the broken CQ");
 		check(!ibv_destroy_cq(small), "destroy the broken CQ");
 	}
 
 	resize_cq(ctx, pd);
 
-	check(!ibv_destroy_qp(qp), "destroy QP");
+	check(!kp_close(&p), "destroy QP");
 	check(!ibv_destroy_cq(cq), "destroy CQ");
 	check(!ibv_destroy_comp_channel(ch), "destroy completion channel");
 	check(!ibv_dealloc_pd(pd), "dealloc PD");
 	check(!ibv_close_device(ctx), "close device");
 out:
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }

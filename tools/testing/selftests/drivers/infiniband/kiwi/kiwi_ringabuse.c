@@ -7,7 +7,7 @@
  *
  *   kiwi_ringabuse server ADDR PORT NCONN
  *	echo every message back, on NCONN connections one after another;
- *	prints "conn I echoed N" as each ends
+ *	notes "conn I echoed N" as each ends
  *   kiwi_ringabuse regmr ADDR PORT
  *	a REG_MR SQE written into the ring (V-ARCH-4, V-SEC-2)
  *   kiwi_ringabuse bind ADDR PORT
@@ -26,8 +26,8 @@
  *   kiwi_ringabuse victim ADDR PORT STOPFILE
  *	checked echoes until STOPFILE exists (the bystander of "garbage")
  *
- * Clients print TAP points "ok - ..." / "not ok - ..." and the plan, and
- * exit 1 if one failed. IDs: shared/spec/digest-verbs.md.
+ * Each prints TAP and exits 1 if a point failed. IDs:
+ * shared/spec/digest-verbs.md.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,8 +44,9 @@
 
 #include <rdma/rdma_cma.h>
 
-#include "kiwi_poll.h"
-#include "kiwi_tap.h"
+#include "kiwi_conn.h"
+#include "kiwi_peer.h"
+#include "kiwi_test.h"
 #include "libkiwi.h"
 
 #define MSG		4096	/* largest message, one buffer slot */
@@ -55,18 +56,12 @@
 #define KLK_FILL	0x5a	/* kiwi_ktest_lkey's page */
 #define KLK_INTACT	"/sys/module/kiwi_ktest_lkey/parameters/intact"
 
-static void die(const char *what)
-{
-	perror(what);
-	exit(2);
-}
-
-/* One connection and what it uses. */
+/* One connection and what it uses; the pointers after @p are p's. */
 struct conn {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
+	struct kp_peer p;
 	struct ibv_pd *pd;
-	bool keep_pd;		/* @pd is not the connection's own */
 	struct ibv_cq *cq;
 	struct ibv_srq *srq;
 	struct ibv_qp *qp;
@@ -74,81 +69,30 @@ struct conn {
 	uint8_t *buf;		/* 2 * SLOTS slots of MSG bytes */
 };
 
-static struct rdma_cm_event *next_event(struct rdma_event_channel *ch,
-					enum rdma_cm_event_type want)
-{
-	struct rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(ch, &ev))
-		die("rdma_get_cm_event");
-	if (ev->event != want) {
-		fprintf(stderr, "error: got %s (%d), wanted %s\n",
-			rdma_event_str(ev->event), ev->status,
-			rdma_event_str(want));
-		exit(2);
-	}
-	return ev;
-}
-
-static void expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
-{
-	rdma_ack_cm_event(next_event(ch, want));
-}
-
-/* PD, CQ, buffers and QP (on an SRQ when @use_srq) for @c->id. */
+/* PD (unless @c has one), CQ, buffers and QP (on an SRQ when @use_srq). */
 static void conn_verbs(struct conn *c, bool use_srq)
 {
-	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
-			 .max_send_sge = 2, .max_recv_sge = 2 },
+	const struct kp_caps caps = {
+		.pd = c->pd, .cqe = 4 * DEPTH,
+		.send_wr = DEPTH, .recv_wr = DEPTH, .send_sge = 2,
+		.recv_sge = 2, .srq_wr = use_srq ? DEPTH : 0,
+		.buf_len = 2 * SLOTS * MSG,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_MW_BIND,
 	};
 
-	if (!c->pd)
-		c->pd = ibv_alloc_pd(c->id->verbs);
-	c->cq = c->pd ? ibv_create_cq(c->id->verbs, 4 * DEPTH, NULL, NULL, 0) :
-			NULL;
-	if (!c->cq)
-		die("ibv_alloc_pd/ibv_create_cq");
-	if (use_srq) {
-		struct ibv_srq_init_attr sa = {
-			.attr = { .max_wr = DEPTH, .max_sge = 2 },
-		};
-
-		c->srq = ibv_create_srq(c->pd, &sa);
-		if (!c->srq)
-			die("ibv_create_srq");
-		qa.srq = c->srq;
-	}
-	c->buf = aligned_alloc(4096, 2 * SLOTS * MSG);
-	if (!c->buf)
-		die("aligned_alloc");
-	memset(c->buf, 0, 2 * SLOTS * MSG);
-	c->mr = ibv_reg_mr(c->pd, c->buf, 2 * SLOTS * MSG,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_MW_BIND);
-	if (!c->mr)
-		die("ibv_reg_mr");
-	qa.send_cq = c->cq;
-	qa.recv_cq = c->cq;
-	if (rdma_create_qp(c->id, c->pd, &qa))
-		die("rdma_create_qp");
-	c->qp = c->id->qp;
+	kp_open_or_die(&c->p, c->id, &caps);
+	c->pd = c->p.pd;
+	c->cq = c->p.scq;
+	c->srq = c->p.srq;
+	c->qp = c->p.qp;
+	c->mr = c->p.mr;
+	c->buf = c->p.buf;
 }
 
 static void conn_free(struct conn *c)
 {
-	if (c->qp)
-		rdma_destroy_qp(c->id);
-	if (c->srq)
-		ibv_destroy_srq(c->srq);
-	if (c->mr)
-		ibv_dereg_mr(c->mr);
-	if (c->cq)
-		ibv_destroy_cq(c->cq);
-	if (c->pd && !c->keep_pd)
-		ibv_dealloc_pd(c->pd);
-	free(c->buf);
+	kp_close(&c->p);
 	rdma_destroy_id(c->id);
 	memset(c, 0, sizeof(*c));
 }
@@ -204,25 +148,20 @@ static bool wait_wc(struct conn *c, uint64_t wr_id, struct ibv_wc *wc)
 			(--nstash - i) * sizeof(*stash));
 		return true;
 	}
-	while (poll_cq_wait(c->cq, wc, 1, WAIT_MS) == 1) {
+	while (kp_poll(c->cq, wc, 1, WAIT_MS) == 1) {
 		if (wc->wr_id == wr_id)
 			return true;
 		if (nstash == (int)(sizeof(stash) / sizeof(*stash)))
 			break;
 		stash[nstash++] = *wc;
 	}
-	printf("# no completion of wr_id %llu\n", (unsigned long long)wr_id);
+	note("no completion of wr_id %llu", (unsigned long long)wr_id);
 	return false;
 }
 
 static enum ibv_qp_state qp_state(struct conn *c)
 {
-	struct ibv_qp_attr attr;
-	struct ibv_qp_init_attr init;
-
-	if (ibv_query_qp(c->qp, &attr, IBV_QP_STATE, &init))
-		return (enum ibv_qp_state)-1;
-	return attr.qp_state;
+	return (enum ibv_qp_state)kp_qp_state(c->qp);
 }
 
 /* Wait up to WAIT_MS for the QP to reach @want: errors move it after the
@@ -230,13 +169,7 @@ static enum ibv_qp_state qp_state(struct conn *c)
  */
 static enum ibv_qp_state wait_state(struct conn *c, enum ibv_qp_state want)
 {
-	enum ibv_qp_state st = qp_state(c);
-
-	for (int ms = 0; st != want && ms < WAIT_MS; ms++) {
-		poll(NULL, 0, 1);
-		st = qp_state(c);
-	}
-	return st;
+	return (enum ibv_qp_state)kp_wait_state(c->qp, want, WAIT_MS);
 }
 
 /* ---- the echo server ---- */
@@ -280,35 +213,28 @@ static void serve(struct rdma_event_channel *ch, struct conn *c, int idx)
 			up = false;
 		rdma_ack_cm_event(ev);
 	}
-	printf("conn %d echoed %d\n", idx, echoed);
-	fflush(stdout);
+	note("conn %d echoed %d", idx, echoed);
 	conn_free(c);
 }
 
 static int cmd_server(const char *addr, const char *port, int nconn)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP }, *ai;
 	struct rdma_cm_id *lid;
 
-	if (!ch || rdma_getaddrinfo(addr, port, &hints, &ai) ||
-	    rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, ai->ai_src_addr) || rdma_listen(lid, 4))
-		die("listen");
-	rdma_freeaddrinfo(ai);
+	if (!ch)
+		die("rdma_create_event_channel");
+	lid = kc_listen_or_die(ch, addr, port, 4);
 	for (int i = 0; i < nconn; i++) {
-		struct rdma_cm_event *ev = next_event(ch,
-					RDMA_CM_EVENT_CONNECT_REQUEST);
-		struct conn c = { .id = ev->id };
+		struct conn c = { .id = kc_request(ch, NULL, 0) };
 
-		rdma_ack_cm_event(ev);
 		conn_verbs(&c, false);
 		serve(ch, &c, i);
 	}
 	rdma_destroy_id(lid);
 	rdma_destroy_event_channel(ch);
-	return 0;
+	check(true, "served %d connections", nconn);
+	return kt_end();
 }
 
 /* ---- clients ---- */
@@ -317,26 +243,15 @@ static int cmd_server(const char *addr, const char *port, int nconn)
 static void conn_open_pd(struct conn *c, const char *addr, const char *port,
 			 bool use_srq, struct ibv_pd *pd)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
-
 	memset(c, 0, sizeof(*c));
 	nstash = 0;
 	c->pd = pd;
-	c->keep_pd = pd != NULL;
 	c->ch = rdma_create_event_channel();
-	if (!c->ch || rdma_getaddrinfo(addr, port, &hints, &ai) ||
-	    rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(c->id, NULL, ai->ai_dst_addr, 5000))
-		die("resolve");
-	rdma_freeaddrinfo(ai);
-	expect(c->ch, RDMA_CM_EVENT_ADDR_RESOLVED);
-	if (rdma_resolve_route(c->id, 5000))
-		die("rdma_resolve_route");
-	expect(c->ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (!c->ch)
+		die("rdma_create_event_channel");
+	c->id = kc_resolve_or_die(c->ch, addr, port);
 	conn_verbs(c, use_srq);
-	if (rdma_connect(c->id, NULL))
-		die("rdma_connect");
-	expect(c->ch, RDMA_CM_EVENT_ESTABLISHED);
+	kc_connect_or_die(c->ch, c->id, NULL, NULL, 0);
 }
 
 static void conn_open(struct conn *c, const char *addr, const char *port,
@@ -442,8 +357,7 @@ static int cmd_regmr(const char *addr, const char *port)
 	check(wait_state(&c, IBV_QPS_ERR) == IBV_QPS_ERR,
 	      "regmr: and the QP goes to ERR");
 	conn_close(&c);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /*
@@ -499,8 +413,7 @@ static int cmd_badsqe(const char *addr, const char *port)
 {
 	bad_len(addr, port, false);
 	bad_len(addr, port, true);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /*
@@ -559,8 +472,7 @@ static int cmd_lkey(const char *addr, const char *port, uint32_t lkey,
 		"V-STAG0-3: the echo into a receive naming local_dma_lkey",
 		"lkey: and the QP goes to ERR",
 		"lkey: the kernel PD's page still holds only its fill" });
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /* V-SRQ-10: the same receive through an SRQ. */
@@ -572,8 +484,7 @@ static int cmd_srq(const char *addr, const char *port, uint32_t lkey,
 		"V-SRQ-10: the echo into an SRQ WQE naming local_dma_lkey",
 		"V-SRQ-10: the QP that took the WQE goes to ERR",
 		"srq: the kernel PD's page still holds only its fill" });
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /* Bind type 2 window @mw over @len bytes of @mr at @addr with STag @rkey. */
@@ -668,8 +579,7 @@ static int cmd_bind(const char *addr, const char *port)
 	ibv_dereg_mr(mr2);
 	ibv_dealloc_pd(pd2);
 	free(buf2);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /* ---- garbage ---- */
@@ -841,14 +751,13 @@ static int cmd_garbage(const char *addr, const char *port, int rounds,
 	int good = 0;
 
 	for (int i = 0; i < rounds; i++) {
-		printf("# round %d of %d\n", i + 1, rounds);
+		note("round %d of %d", i + 1, rounds);
 		good += garbage_round(addr, port, seed + i, 400);
 	}
 	check(good == rounds,
 	      "V-SEC-16: %d rounds of garbage rings (seed %u): each connection echoed intact before its abuse (%d)",
 	      rounds, seed, good);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 /* The bystander: checked echoes until @stop exists. */
@@ -869,13 +778,12 @@ static int cmd_victim(const char *addr, const char *port, const char *stop)
 	      "V-SEC-16: another process's QP echoed %u messages intact meanwhile, and is in RTS",
 	      seq - bad);
 	conn_close(&c);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return kt_end();
 }
 
 int main(int argc, char **argv)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	kt_start();
 	if (argc == 5 && !strcmp(argv[1], "server"))
 		return cmd_server(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "regmr"))

@@ -20,7 +20,7 @@ out=$(mktemp -d)
 rc=0
 
 check "kiwi0 on a veth pair" kiwi_veth_dev kiwi0
-"$Q" local kiwi0 | sed 's/^\(\(not \)\?ok\) [0-9]*/\1 -/;/^TAP\|^1\.\./d'
+"$Q" local kiwi0 | tap_sub
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 kiwi_no_leftovers qpstate-local kiwi0 qp cq pd || rc=1
 kiwi_veth_dev_del kiwi0
@@ -36,7 +36,7 @@ KIWI_PORT2=7402 \
 KIWI_BLOCK="ip netns exec kiwiB tc qdisc add dev kvB root netem loss 100%" \
 KIWI_UNBLOCK="ip netns exec kiwiB tc qdisc del dev kvB root" \
 	ip netns exec kiwiA timeout 300 "$Q" client 192.0.2.2 7400 |
-	sed 's/^\(\(not \)\?ok\) [0-9]*/\1 -/;/^TAP\|^1\.\./d'
+	tap_sub
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 wait $spid
 src=$?

@@ -11,7 +11,7 @@ out=$(mktemp -d)
 rc=0
 
 check "kiwi0 on a veth pair" kiwi_veth_dev kiwi0
-"$Q" kiwi0 | sed 's/^\(\(not \)\?ok\) [0-9]*/\1 -/;/^TAP\|^1\.\./d'
+"$Q" kiwi0 | tap_sub
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 kiwi_no_leftovers queues kiwi0 qp cq || rc=1
 kiwi_veth_dev_del kiwi0

@@ -26,22 +26,6 @@ ko=$KIWI_TESTDIR/kiwi_ktest/kiwi_ktest_lkey.ko
 klk=/sys/module/kiwi_ktest_lkey/parameters
 SRV=192.0.2.2
 
-# The client's points (kiwi_tap.h: "ok N ..."), re-emitted as ours.
-emit() {
-	local line re='^(not )?ok [0-9]+ (.*)$'
-	while IFS= read -r line; do
-		if [[ $line =~ $re ]]; then
-			if [ -n "${BASH_REMATCH[1]}" ]; then
-				not_ok "${BASH_REMATCH[2]}"
-			else
-				ok "${BASH_REMATCH[2]}"
-			fi
-		elif [[ $line = "#"* ]]; then
-			echo "$line"
-		fi
-	done <"$1"
-}
-
 # run NAME PORT NCONN ARGS..: a server for NCONN connections and the client.
 run() {
 	local name=$1 port=$2 nconn=$3
@@ -49,13 +33,13 @@ run() {
 	pair "$name" "$port" kiwiB "$T" server "$SRV" "$port" "$nconn" -- \
 		kiwiA "$T" "$@"
 	local rc=$?
-	emit "$out/$name.cli"
+	tap_import "" "$out/$name.cli"
 	check "$name: client and server exited 0" test "$rc" -eq 0
 }
 
 # echoed NAME CONN N: the server echoed exactly N messages on connection CONN.
 echoed() {
-	grep -qx "conn $2 echoed $3" "$out/$1.srv" ||
+	grep -qx "# conn $2 echoed $3" "$out/$1.srv" ||
 		{ sed "s/^/# $1 server: /" "$out/$1.srv"; return 1; }
 }
 
@@ -103,10 +87,10 @@ wait $vc
 vcrc=$?
 wait $vs
 vsrc=$?
-emit "$out/garbage.cli"
+tap_import "" "$out/garbage.cli"
 check "garbage: the abuser and its server exited 0 ($grc, $gsrc)" \
 	eval '[ $grc -eq 0 ] && [ $gsrc -eq 0 ]'
-emit "$out/victim.cli"
+tap_import "" "$out/victim.cli"
 check "victim: the bystander and its server exited 0 ($vcrc, $vsrc)" \
 	eval '[ $vcrc -eq 0 ] && [ $vsrc -eq 0 ]'
 grep -h "^error" "$out"/*.cli "$out"/*.srv | head -5 | sed "s/^/# /"
