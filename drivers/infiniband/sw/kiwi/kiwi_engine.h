@@ -10,6 +10,7 @@
 #include <linux/workqueue.h>
 #include <linux/uio.h>
 
+#include "kiwi_fpdu.h"
 #include "kiwi_wire.h"
 
 struct kiwi_qp;
@@ -17,9 +18,6 @@ struct kiwi_mem;
 
 #define KIWI_TX_BATCH		16	/* FPDUs handed to TCP per call */
 #define KIWI_TX_IOV_PER_FPDU	(2 + 2 + KIWI_MAX_SGE)	/* hdr, trailer, data */
-#define KIWI_RX_HDR_MAX		(KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN + \
-				 KIWI_TERM_CTRL_LEN + KIWI_TERM_SEGLEN_LEN + \
-				 KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN)
 
 /* Kernel-side shadow of a send queue entry between transmit and completion. */
 struct kiwi_sq_slot {
@@ -169,58 +167,6 @@ struct kiwi_tx {
 	u8 trl[KIWI_TX_BATCH][3 + KIWI_MPA_CRC_SIZE];
 	struct kvec iov[KIWI_TX_BATCH * KIWI_TX_IOV_PER_FPDU];
 	void *kmapped[KIWI_TX_BATCH * KIWI_MAX_SGE * 2];
-};
-
-enum kiwi_rx_state {
-	KIWI_RX_HDR,		/* collecting length field and headers */
-	KIWI_RX_DATA,		/* placing the payload */
-	KIWI_RX_TRAILER,	/* pad and CRC */
-	KIWI_RX_DEAD,		/* after an error: discard everything */
-};
-
-/**
- * struct kiwi_rx - receive engine of one QP; runs in the socket's
- * data-ready callback (softirq) under the socket lock
- * @state: where in the current FPDU we are
- * @hdr: the current FPDU's length field and headers
- * @hdr_got: bytes of @hdr received
- * @hdr_need: bytes of @hdr needed
- * @ulpdu_len: the current FPDU's ULPDU_Length
- * @ddp: its decoded headers
- * @data_left: payload bytes still to place
- * @trl: pad and CRC bytes received
- * @trl_got: their count
- * @trl_need: pad + CRC size
- * @crc: running MPA CRC
- * @msn: next MSN expected on each untagged queue
- * @mo: bytes received of the current Send message
- * @rqe: the receive WQE the current Send lands in
- * @rqe_mem: its SGEs' memory objects, referenced
- * @rqe_len: its capacity
- * @have_rqe: @rqe is taken from the receive queue
- * @tmem: memory object of the current tagged segment, referenced
- * @to: where in it the next payload byte goes
- */
-struct kiwi_rx {
-	enum kiwi_rx_state state;
-	u8 hdr[KIWI_RX_HDR_MAX];
-	unsigned int hdr_got;
-	unsigned int hdr_need;
-	u16 ulpdu_len;
-	struct kiwi_ddp_hdr ddp;
-	unsigned int data_left;
-	u8 trl[3 + KIWI_MPA_CRC_SIZE];
-	unsigned int trl_got;
-	unsigned int trl_need;
-	u32 crc;
-	u32 msn[3];
-	u32 mo;
-	struct kiwi_rqe rqe;
-	struct kiwi_mem *rqe_mem[KIWI_MAX_SGE];
-	u32 rqe_len;
-	bool have_rqe;
-	struct kiwi_mem *tmem;
-	u64 to;
 };
 
 int kiwi_tx_init(void);

@@ -3,13 +3,15 @@
  * kiwi: the receive engine.
  *
  * Runs in the socket's data-ready callback (softirq, socket lock held) and
- * walks the byte stream FPDU by FPDU with tcp_read_sock(): headers are
- * collected into a small buffer and validated (kiwi_wire.c, then against
- * connection state here), payload is placed straight from the skb into
- * registered memory (RDMA Write, Read Response) or into the receive WQE's
- * buffers (Send), and the trailer's CRC is checked when negotiated. Any
- * violation queues a Terminate with the RFC 5040/5041/5044 code and stops
- * the engine; the connection manager then fails the QP.
+ * walks the byte stream FPDU by FPDU with tcp_read_sock(): kiwi_fpdu.c,
+ * plain C the host fuzzer runs too, collects and validates the headers
+ * (kiwi_wire.c), MSN and MO, and the trailer's CRC when negotiated; here
+ * are the checks against connection state it calls out for (STags, the
+ * receive WQE, RDMA Reads), and placement of payload straight from the skb
+ * into registered memory (RDMA Write, Read Response) or into the receive
+ * WQE's buffers (Send). Any violation queues a Terminate with the RFC
+ * 5040/5041/5044 code and stops the engine; the connection manager then
+ * fails the QP.
  *
  * Context: softirq or process context with the socket lock held; never
  * sleeps. Takes qp->rq_lock and qp->sq_lock (interrupts off).
@@ -20,6 +22,7 @@
 
 #include "kiwi.h"
 #include "kiwi_mem.h"
+#include "kiwi_wqe.h"
 
 /* CRC32c over skb bytes, for the MPA CRC of placed payload. */
 static __wsum kiwi_rx_crc_update(const void *buf, int len, __wsum crc)
@@ -57,9 +60,7 @@ static void kiwi_rx_put_rqe(struct kiwi_rx *rx)
 static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 {
 	struct kiwi_rx *rx = qp->rx;
-	struct kiwi_term t = { .code = tc };
-	unsigned int dlen = rx->ddp.tagged ? KIWI_TAGGED_HDR_LEN :
-					     KIWI_UNTAGGED_HDR_LEN;
+	struct kiwi_term t;
 
 	if (rx->state == KIWI_RX_DEAD)
 		return;
@@ -68,15 +69,7 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 			       "QP %u: peer violated the protocol, sending Terminate %08x (opcode %u, ULPDU %u)\n",
 			       qp->base_qp.qp_num, tc, rx->ddp.opcode,
 			       rx->ulpdu_len);
-	kiwi_term_flags(tc, rx->hdr_got >= KIWI_MPA_LEN_SIZE + dlen ?
-			rx->ddp.opcode : -1, &t);
-	if (t.d) {
-		t.seg_len = rx->ulpdu_len;
-		t.ddp_hdr = rx->hdr + KIWI_MPA_LEN_SIZE;
-		t.ddp_hdr_len = dlen;
-	}
-	if (t.r)
-		t.rdmap_hdr = rx->hdr + KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN;
+	kiwi_fpdu_term(rx, tc, &t);
 	/* Not when the QP is terminating already: it heard of that. */
 	if (kiwi_qp_terminate(qp, &t))
 		kiwi_qp_terminated(qp, tc);
@@ -120,7 +113,7 @@ static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	}
 
 	rx->have_rqe = true;
-	if (rx->rqe.num_sge > max_sge)
+	if (!kiwi_rqe_check(&rx->rqe, max_sge))
 		return KIWI_TC_DDP_LOCAL_CATA;
 	for (i = 0; i < rx->rqe.num_sge; i++) {
 		struct kiwi_sge *sge = &rx->rqe.sge[i];
@@ -180,88 +173,64 @@ static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 		kiwi_qp_cq_error(qp);
 }
 
-/* Validate a new segment against connection state. Return: 0 or a tc. */
-static u32 kiwi_rx_segment_start(struct kiwi_qp *qp)
+/*
+ * A new segment passed kiwi_fpdu.c's checks: a Send takes a receive WQE if
+ * it has none yet; a tagged segment is checked against its sink buffer.
+ */
+u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 {
-	struct kiwi_rx *rx = qp->rx;
+	struct kiwi_qp *qp = arg;
 	struct kiwi_ddp_hdr *h = &rx->ddp;
-	u32 seg = rx->ulpdu_len - h->hdr_len;
+	u32 seg = rx->data_left;
+	/* Write or Read Response: place at (STag, TO). */
+	int access = h->opcode == KIWI_OP_WRITE ?
+		     IB_ACCESS_REMOTE_WRITE : IB_ACCESS_LOCAL_WRITE;
 	u32 tc;
 
-	rx->data_left = seg;
-	if (h->tagged) {
-		/* Write or Read Response: place at (STag, TO). */
-		int access = h->opcode == KIWI_OP_WRITE ?
-			     IB_ACCESS_REMOTE_WRITE : IB_ACCESS_LOCAL_WRITE;
+	if (!h->tagged)
+		return rx->have_rqe ? 0 : kiwi_rx_take_rqe(qp);
+	if (h->opcode == KIWI_OP_READ_RESP) {
+		/* A response must answer our oldest Read, in place. */
+		struct kiwi_tx *tx = qp->tx;
+		struct kiwi_orq_entry *o;
 
-		if (h->opcode == KIWI_OP_READ_RESP) {
-			/* A response must answer our oldest Read, in place. */
-			struct kiwi_tx *tx = qp->tx;
-			struct kiwi_orq_entry *o;
-
-			if (tx->orq_head == tx->orq_tail)
-				return KIWI_TC_RDMAP_UNEXP_OPCODE;
-			o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
-			if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
-			    o->got + seg > o->len)
-				return KIWI_TC_DDP_T_BASE_BOUNDS;
-		}
-		if (!seg)
-			return 0;	/* zero length: no STag to check */
-		rx->tmem = kiwi_mem_get(qp->kdev, h->stag);
-		if (!rx->tmem)
-			return KIWI_TC_DDP_T_INV_STAG;
-		rx->to = h->to;
-		tc = kiwi_mem_check_tagged(&rx->tmem, &qp->base_qp, access,
-					   &rx->to, seg);
-		/*
-		 * DDP has no access-rights code (R-AMB-6): the RDMAC verbs
-		 * (Fig. 24) report missing rights like a foreign PD, 0x1102.
-		 */
-		if (tc)
-			return tc == KIWI_TC_RDMAP_BASE_BOUNDS ?
-			       KIWI_TC_DDP_T_BASE_BOUNDS :
-			       tc == KIWI_TC_RDMAP_TO_WRAP ? KIWI_TC_DDP_T_TO_WRAP :
-			       tc == KIWI_TC_RDMAP_STAG_NOT_ASSOC ||
-			       tc == KIWI_TC_RDMAP_ACCESS ?
-			       KIWI_TC_DDP_T_STAG_NOT_ASSOC : KIWI_TC_DDP_T_INV_STAG;
-		return 0;
+		if (tx->orq_head == tx->orq_tail)
+			return KIWI_TC_RDMAP_UNEXP_OPCODE;
+		o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+		if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
+		    o->got + seg > o->len)
+			return KIWI_TC_DDP_T_BASE_BOUNDS;
 	}
-
-	/* Untagged: MSN and MO must be the ones expected. */
-	if (h->msn != rx->msn[h->qn])
-		return KIWI_TC_DDP_U_INV_MSN;
-	switch (h->opcode) {
-	case KIWI_OP_SEND:
-	case KIWI_OP_SEND_INV:
-	case KIWI_OP_SEND_SE:
-	case KIWI_OP_SEND_SE_INV:
-		if (h->mo != rx->mo)
-			return KIWI_TC_DDP_U_INV_MO;
-		if (!rx->have_rqe) {
-			tc = kiwi_rx_take_rqe(qp);
-			if (tc)
-				return tc;
-		}
-		if ((u64)rx->mo + seg > rx->rqe_len)
-			return KIWI_TC_DDP_U_TOO_LONG;
-		return 0;
-	case KIWI_OP_READ_REQ:
-	case KIWI_OP_TERMINATE:
-		return h->mo ? KIWI_TC_DDP_U_INV_MO : 0;
-	default:
-		return KIWI_TC_RDMAP_UNEXP_OPCODE;
-	}
+	if (!seg)
+		return 0;	/* zero length: no STag to check */
+	rx->tmem = kiwi_mem_get(qp->kdev, h->stag);
+	if (!rx->tmem)
+		return KIWI_TC_DDP_T_INV_STAG;
+	rx->to = h->to;
+	tc = kiwi_mem_check_tagged(&rx->tmem, &qp->base_qp, access,
+				   &rx->to, seg);
+	/*
+	 * DDP has no access-rights code (R-AMB-6): the RDMAC verbs
+	 * (Fig. 24) report missing rights like a foreign PD, 0x1102.
+	 */
+	if (tc)
+		return tc == KIWI_TC_RDMAP_BASE_BOUNDS ?
+		       KIWI_TC_DDP_T_BASE_BOUNDS :
+		       tc == KIWI_TC_RDMAP_TO_WRAP ? KIWI_TC_DDP_T_TO_WRAP :
+		       tc == KIWI_TC_RDMAP_STAG_NOT_ASSOC ||
+		       tc == KIWI_TC_RDMAP_ACCESS ?
+		       KIWI_TC_DDP_T_STAG_NOT_ASSOC : KIWI_TC_DDP_T_INV_STAG;
+	return 0;
 }
 
-/* Place @len payload bytes of the current segment from @skb at @off. */
-static u32 kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb,
-			 unsigned int off, unsigned int len)
+/* Place @len payload bytes of the current segment from @src at @off. */
+u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
+		    unsigned int off, unsigned int len)
 {
-	struct kiwi_rx *rx = qp->rx;
-	int i;
+	const struct sk_buff *skb = src;
+	u32 pos = rx->mo;
 
-	if (qp->crc)
+	if (rx->check_crc)
 		rx->crc = (__force u32)__skb_checksum(skb, off, len,
 						      (__force __wsum)rx->crc,
 						      &kiwi_crc_ops);
@@ -273,23 +242,19 @@ static u32 kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb,
 	}
 	/* Send payload: scatter over the receive WQE's SGEs. */
 	while (len) {
-		u32 pos = rx->mo, in;
-		struct kiwi_sge *sge = NULL;
+		struct kiwi_sge *sge;
+		u32 in, at;
+		int i;
 
-		for (i = 0; i < rx->rqe.num_sge; i++) {
-			if (pos < rx->rqe.sge[i].length) {
-				sge = &rx->rqe.sge[i];
-				break;
-			}
-			pos -= rx->rqe.sge[i].length;
-		}
-		if (!sge)
+		i = kiwi_sge_find(rx->rqe.sge, rx->rqe.num_sge, pos, &at);
+		if (i < 0)
 			return KIWI_TC_DDP_U_TOO_LONG;
-		in = min(len, sge->length - pos);
-		if (kiwi_mem_write_skb(rx->rqe_mem[i], sge->addr + pos, skb,
+		sge = &rx->rqe.sge[i];
+		in = min(len, sge->length - at);
+		if (kiwi_mem_write_skb(rx->rqe_mem[i], sge->addr + at, skb,
 				       off, in))
 			return KIWI_TC_DDP_LOCAL_CATA;
-		rx->mo += in;
+		pos += in;
 		off += in;
 		len -= in;
 	}
@@ -373,9 +338,9 @@ static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 }
 
 /* A whole segment is in and its CRC checked: act on it. */
-static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
+u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 {
-	struct kiwi_rx *rx = qp->rx;
+	struct kiwi_qp *qp = arg;
 	struct kiwi_ddp_hdr *h = &rx->ddp;
 	struct kiwi_tx *tx = qp->tx;
 	bool was_rtr = qp->rtr_pending && !qp->initiator;
@@ -428,24 +393,21 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 	case KIWI_OP_SEND_SE_INV:
 		if (!h->last)
 			break;
-		rx->msn[KIWI_QN_SEND]++;
 		if (h->inv_stag) {
 			tc = kiwi_mem_invalidate(qp->kdev, h->inv_stag,
 						 &qp->base_qp, true);
 			if (tc)
 				return tc;
 		}
+		/* kiwi_fpdu.c sets the MSN and MO for the next message. */
 		kiwi_rx_complete_rqe(qp, IB_WC_SUCCESS);
-		rx->mo = 0;
 		break;
 	case KIWI_OP_READ_REQ:
-		rx->msn[KIWI_QN_READ_REQ]++;
 		tc = kiwi_rx_read_req(qp);
 		break;
 	case KIWI_OP_TERMINATE: {
 		struct kiwi_term t;
 
-		rx->msn[KIWI_QN_TERMINATE]++;
 		/* A Terminate is never answered with one (V-ST-R9). */
 		atomic_set(&qp->tx->term_claimed, 1);
 		if (!kiwi_term_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
@@ -473,60 +435,10 @@ static u32 kiwi_rx_segment_end(struct kiwi_qp *qp)
 	return tc;
 }
 
-/* Collect header bytes; Return: 1 when the headers are complete. */
-static int kiwi_rx_hdr(struct kiwi_qp *qp, struct sk_buff *skb,
-		       unsigned int off, unsigned int *len, u32 *tc)
+int kiwi_fpdu_copy(const void *src, unsigned int off, void *dst,
+		   unsigned int len)
 {
-	struct kiwi_rx *rx = qp->rx;
-	unsigned int n = min(*len, rx->hdr_need - rx->hdr_got);
-
-	if (skb_copy_bits(skb, off, rx->hdr + rx->hdr_got, n)) {
-		*tc = KIWI_TC_MPA_LOCAL_CATA;
-		return 0;
-	}
-	rx->hdr_got += n;
-	*len -= n;
-	if (rx->hdr_got < rx->hdr_need)
-		return 0;
-
-	if (rx->hdr_need == KIWI_MPA_LEN_SIZE + 1) {
-		/* Length and DDP control are in: size the headers. */
-		rx->ulpdu_len = get_unaligned_be16(rx->hdr);
-		rx->hdr_need = KIWI_MPA_LEN_SIZE +
-			       (rx->hdr[KIWI_MPA_LEN_SIZE] & 0x80 ?
-				KIWI_TAGGED_HDR_LEN : KIWI_UNTAGGED_HDR_LEN);
-		if (rx->ulpdu_len + KIWI_MPA_LEN_SIZE < rx->hdr_need) {
-			/* Too short for a DDP segment, as kiwi_ddp_parse() says. */
-			*tc = KIWI_TC_DDP_LOCAL_CATA;
-			return 0;
-		}
-		return 0;
-	}
-	if (rx->hdr_need == KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN &&
-	    !(rx->hdr[KIWI_MPA_LEN_SIZE] & 0x80)) {
-		u8 op = rx->hdr[KIWI_MPA_LEN_SIZE + 1] & 0xf;
-
-		/* Read Request and Terminate headers follow the DDP header. */
-		if ((op == KIWI_OP_READ_REQ || op == KIWI_OP_TERMINATE) &&
-		    rx->ulpdu_len + KIWI_MPA_LEN_SIZE > rx->hdr_need) {
-			if (rx->ulpdu_len + KIWI_MPA_LEN_SIZE > KIWI_RX_HDR_MAX) {
-				*tc = KIWI_TC_RDMAP_OP_UNSPEC;
-				return 0;
-			}
-			rx->hdr_need = KIWI_MPA_LEN_SIZE + rx->ulpdu_len;
-			return 0;
-		}
-	}
-	*tc = kiwi_ddp_parse(rx->hdr + KIWI_MPA_LEN_SIZE, rx->ulpdu_len,
-			     &rx->ddp);
-	return *tc ? 0 : 1;
-}
-
-static void kiwi_rx_next_fpdu(struct kiwi_rx *rx)
-{
-	rx->state = KIWI_RX_HDR;
-	rx->hdr_got = 0;
-	rx->hdr_need = KIWI_MPA_LEN_SIZE + 1;
+	return skb_copy_bits(src, off, dst, len);
 }
 
 /* tcp_read_sock() actor: consume as much of @skb as there is. */
@@ -534,82 +446,11 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			 unsigned int off, size_t avail)
 {
 	struct kiwi_qp *qp = desc->arg.data;
-	struct kiwi_rx *rx = qp->rx;
-	unsigned int len = avail;
-	u32 tc = 0;
+	u32 tc;
 
-	while (len && rx->state != KIWI_RX_DEAD) {
-		unsigned int done = avail - len;
-
-		switch (rx->state) {
-		case KIWI_RX_HDR:
-			if (!kiwi_rx_hdr(qp, skb, off + done, &len, &tc)) {
-				if (tc)
-					goto err;
-				break;
-			}
-			if (qp->crc)
-				rx->crc = kiwi_crc32c_update(kiwi_mpa_crc_init(),
-							     rx->hdr,
-							     rx->hdr_got);
-			tc = kiwi_rx_segment_start(qp);
-			if (tc)
-				goto err;
-			rx->trl_got = 0;
-			rx->trl_need = kiwi_mpa_pad(rx->ulpdu_len) +
-				       KIWI_MPA_CRC_SIZE;
-			rx->state = KIWI_RX_DATA;
-			fallthrough;
-		case KIWI_RX_DATA: {
-			unsigned int n = min(len, rx->data_left);
-
-			if (n) {
-				tc = kiwi_rx_place(qp, skb, off + avail - len, n);
-				if (tc)
-					goto err;
-				rx->data_left -= n;
-				len -= n;
-			}
-			if (!rx->data_left)
-				rx->state = KIWI_RX_TRAILER;
-			break;
-		}
-		case KIWI_RX_TRAILER: {
-			unsigned int n = min(len, rx->trl_need - rx->trl_got);
-			unsigned int pad = rx->trl_need - KIWI_MPA_CRC_SIZE;
-
-			if (skb_copy_bits(skb, off + done, rx->trl + rx->trl_got, n)) {
-				tc = KIWI_TC_MPA_LOCAL_CATA;
-				goto err;
-			}
-			rx->trl_got += n;
-			len -= n;
-			if (rx->trl_got < rx->trl_need)
-				break;
-			if (qp->crc) {
-				u32 crc = kiwi_crc32c_update(rx->crc, rx->trl, pad);
-
-				if (kiwi_mpa_crc_final(crc) !=
-				    kiwi_mpa_crc_get(rx->trl + pad)) {
-					tc = KIWI_TC_MPA_CRC;
-					goto err;
-				}
-			}
-			tc = kiwi_rx_segment_end(qp);
-			if (tc)
-				goto err;
-			if (rx->state != KIWI_RX_DEAD)
-				kiwi_rx_next_fpdu(rx);
-			break;
-		}
-		default:
-			len = 0;
-			break;
-		}
-	}
-	return avail;
-err:
-	kiwi_rx_terminate(qp, tc);
+	tc = kiwi_fpdu_recv(qp->rx, qp, skb, off, avail);
+	if (tc)
+		kiwi_rx_terminate(qp, tc);
 	return avail;
 }
 
@@ -687,9 +528,5 @@ void kiwi_rx_reset(struct kiwi_qp *qp)
 	if (rx->tmem)
 		kiwi_mem_put(rx->tmem);
 	rx->tmem = NULL;
-	rx->mo = 0;
-	rx->msn[0] = 1;
-	rx->msn[1] = 1;
-	rx->msn[2] = 1;
-	kiwi_rx_next_fpdu(rx);
+	kiwi_fpdu_reset(rx, qp->crc);
 }

@@ -29,6 +29,7 @@
 #include "kiwi.h"
 #include "kiwi_fault.h"
 #include "kiwi_mem.h"
+#include "kiwi_wqe.h"
 
 static struct workqueue_struct *kiwi_tx_wq;
 
@@ -715,31 +716,6 @@ void kiwi_sq_complete(struct kiwi_qp *qp)
 }
 
 /*
- * Whether @c's opcode exists and may come from @qp's ring: fast-register
- * and Read with Invalidate WRs come only from kernel consumers (see
- * kiwi_post_send()); a Read has one sink SGE (max_sge_rd).
- */
-static bool kiwi_tx_opcode_ok(const struct kiwi_qp *qp, const struct kiwi_sqe *c)
-{
-	switch (c->opcode) {
-	case KIWI_WR_RDMA_WRITE:
-	case KIWI_WR_SEND:
-	case KIWI_WR_SEND_INV:
-	case KIWI_WR_LOCAL_INV:
-	case KIWI_WR_BIND_MW:
-		return true;
-	case KIWI_WR_RDMA_READ:
-		return c->num_sge <= 1;
-	case KIWI_WR_READ_INV:
-		return c->num_sge <= 1 && !qp->base_qp.uobject;
-	case KIWI_WR_REG_MR:
-		return !qp->base_qp.uobject;
-	default:
-		return false;
-	}
-}
-
-/*
  * Take the entry at tx->next: copy it out of the ring, validate it, and
  * resolve its local memory. Return: 0, -ENOENT if the ring has no entry
  * there, or an ib_wc_status to complete it with (the QP then fails); not
@@ -768,20 +744,23 @@ static int kiwi_tx_load(struct kiwi_qp *qp)
 	tx->cur_sent = 0;
 	tx->cur_active = true;
 
-	if (!kiwi_tx_opcode_ok(qp, c))
+	/* Opcode and lengths: kiwi_wqe.c, fuzzed on the host. */
+	switch (kiwi_sqe_check(c, !!qp->base_qp.uobject, qp->sq.max_sge,
+			       qp->max_inline)) {
+	case KIWI_SQE_OK:
+		break;
+	case KIWI_SQE_BAD_OP:
 		return IB_WC_LOC_QP_OP_ERR;
-	if (c->opcode == KIWI_WR_REG_MR || c->opcode == KIWI_WR_LOCAL_INV ||
-	    c->opcode == KIWI_WR_BIND_MW)
-		return 0;	/* no payload */
+	default:
+		return IB_WC_LOC_LEN_ERR;
+	}
+	if (!kiwi_sqe_has_payload(c))
+		return 0;
 	if (c->flags & KIWI_WQE_INLINE) {
-		if (c->inline_len > qp->max_inline || kiwi_wr_is_read(c->opcode))
-			return IB_WC_LOC_LEN_ERR;
 		tx->cur_len = c->inline_len;
 		slot->bytes = c->inline_len;
 		return 0;
 	}
-	if (c->num_sge > qp->sq.max_sge)
-		return IB_WC_LOC_LEN_ERR;
 	for (i = 0; i < c->num_sge; i++) {
 		int access = kiwi_wr_is_read(c->opcode) ?
 			     IB_ACCESS_LOCAL_WRITE : 0;
