@@ -3,6 +3,10 @@
  * libFuzzer harness: kiwi_mpa_parse() on arbitrary bytes, as a Request and
  * as a Reply. Whatever it accepts must encode back (kiwi_mpa_build) to the
  * same bytes, reserved flag bits aside, and decode again to the same frame.
+ * And as the connection manager reads a frame (kiwi_cm_recv_mpa()): its
+ * header, then what kiwi_mpa_parse() asks for, arriving in pieces - it
+ * never asks for more than that buffer holds, never makes it read past
+ * the frame, and ends as the parse of the whole input does.
  */
 #include "fuzz_common.h"
 
@@ -88,9 +92,52 @@ static void one(const u8 *data, size_t size, bool want_reply)
 	       -(int)KIWI_TC_MPA_REQ_RSP);
 }
 
+static void pieces(const u8 *data, size_t size, bool want_reply)
+{
+	u8 buf[KIWI_MPA_HDR_LEN + KIWI_MPA_MAX_PDATA];	/* as cep->mpa */
+	size_t got = 0, need = KIWI_MPA_HDR_LEN, cut = size % 7 + 1, n;
+	struct kiwi_mpa_frame f, whole;
+	int r = 1, rw;
+
+	rw = kiwi_mpa_parse(data, size, want_reply, &whole);
+	for (;;) {
+		if (got >= KIWI_MPA_HDR_LEN) {
+			r = kiwi_mpa_parse(buf, got, want_reply, &f);
+			if (r <= 0)
+				break;
+			ASSERT((size_t)r > got && (size_t)r <= sizeof(buf));
+			need = r;
+		}
+		n = need - got;
+		if (n > cut)
+			n = cut;
+		if (n > size - got)
+			n = size - got;
+		if (!n) {
+			/* The input ended inside the frame. */
+			ASSERT(got == size && rw == (int)need);
+			return;
+		}
+		memcpy(buf + got, data + got, n);
+		got += n;
+		cut = cut * 5 % 31 + 1;
+	}
+	ASSERT(r == rw);
+	if (r == 0) {
+		/* Read exactly the frame, and it is the same frame. */
+		ASSERT(got == KIWI_MPA_HDR_LEN + (size_t)f.pd_len);
+		same_frame(&f, &whole);
+	} else {
+		/* A bad header is seen on its 20 bytes alone. */
+		ASSERT(got == KIWI_MPA_HDR_LEN);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
 	one(data, size, false);
 	one(data, size, true);
+	pieces(data, size, false);
+	pieces(data, size, true);
 	return 0;
 }
