@@ -27,7 +27,7 @@ KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
 MODDIR := /lib/modules/$(KVER)/updates
 
-.PHONY: all module provider ktest install uninstall clean check checkpatch sparse \
+.PHONY: all module provider ktest install uninstall clean clean-kernel check checkpatch sparse \
 	print-kver print-kdir bench
 
 all: module provider
@@ -86,8 +86,12 @@ sparse:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTEST_DIR) C=2 modules
 
-clean:
+# The kernel objects only (module and test modules), as before building the
+# same tree for another kernel (scripts/test-debug.sh).
+clean-kernel:
 	-$(MAKE) $(KBUILD_ARGS) clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTEST_DIR) clean
+
+clean: clean-kernel
 	$(MAKE) -C userspace clean
 	$(MAKE) -C tools/bench clean

@@ -8,10 +8,14 @@
 #
 #   scripts/test.sh            everything
 #   KIWI_TESTS="device_lifecycle.sh" scripts/test.sh   a subset in the VM
+#   KIWI_DEBUG_TESTS="faults.sh" scripts/test.sh       a subset on the debug
+#                              kernel ("all": every test; see test-debug.sh)
+#   KIWI_DEBUG_KERNEL=0 scripts/test.sh                no debug-kernel run
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/lib-root.sh"
+source "$root/scripts/lib-vm.sh"
 cd "$root"
 out=$root/build/test
 mkdir -p "$out"
@@ -85,16 +89,18 @@ if scripts/stage.sh >"$out/stage.log" 2>&1; then
 		2>&1 | tee "$out/vm.log"
 	vmrc=${PIPESTATUS[0]}
 	grep -E '^(not )?ok ' "$out/vm.log" >>"$log"
-	if [ "$vmrc" = 124 ]; then
-		tap "not ok - VM test run finished within its time limit"
-	elif ! grep -qE '^ok - .*: kernel log clean' "$out/vm.log"; then
-		tap "not ok - VM test run produced results (exit $vmrc)"
-	elif [ "$vmrc" != 0 ] && ! grep -qE '^not ok ' "$out/vm.log"; then
-		tap "not ok - VM test run exited with status $vmrc"
-	fi
+	vm_verdict "$out/vm.log" "$vmrc" "VM test run" | tee -a "$log"
 else
 	cat "$out/stage.log"
 	tap "not ok - stage the module for the VM"
+fi
+
+echo "== VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN)"
+if [ "${KIWI_DEBUG_KERNEL:-1}" = 0 ]; then
+	tap "ok - debug kernel tests # SKIP KIWI_DEBUG_KERNEL=0"
+else
+	scripts/test-debug.sh 2>&1 | tee "$out/debug.log"
+	grep -E '^(not )?ok ' "$out/debug.log" >>"$log"
 fi
 
 skipped=$(grep -cE '^ok .*# SKIP' "$log")

@@ -5,7 +5,11 @@
 # run one command inside with the project tree writable, and return its exit
 # status: 124 when it ran past the timeout.
 #
-#   scripts/vm-run.sh [--timeout SECONDS] [--cpus N] [--memory SIZE] -- CMD...
+#   scripts/vm-run.sh [--timeout SECONDS] [--cpus N] [--memory SIZE]
+#                     [--kernel KDIR] -- CMD...
+#
+# --kernel boots a kernel build tree instead (the debug kernel of
+# scripts/debug-kernel.sh); virtme-ng then serves that tree's modules.
 #
 # The guest sees the host's root file system read-only, with writable
 # overlays on /etc, /usr and /var that vanish at shutdown, and this tree
@@ -16,25 +20,29 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 timeout=900
 cpus=2
 memory=2G
+kernel=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--timeout) timeout=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
 	--) shift; break ;;
 	*) break ;;
 	esac
 done
-[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--cpus N] [--memory SIZE] -- CMD..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--cpus N] [--memory SIZE] [--kernel KDIR] -- CMD..." >&2; exit 2; }
 command -v vng >/dev/null || { echo "vm-run: vng not found; run scripts/setup.sh" >&2; exit 1; }
 
-kver=$("$root/scripts/kernel-release.sh")
+if [ -z "$kernel" ]; then
+	kernel=/boot/vmlinuz-$("$root/scripts/kernel-release.sh")
+fi
 cmd=$(printf '%q ' "$@")
 
 rc=0
 timeout --kill-after=20 "$timeout" \
-	vng -r "/boot/vmlinuz-$kver" --disable-kvm --cpus "$cpus" --memory "$memory" \
+	vng -r "$kernel" --disable-kvm --cpus "$cpus" --memory "$memory" \
 	    --rwdir="$root=$root" --cwd "$root" \
 	    --exec "cd $(printf '%q' "$root") && $cmd" </dev/null || rc=$?
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then

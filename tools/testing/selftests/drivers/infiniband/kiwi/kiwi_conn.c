@@ -13,7 +13,8 @@ void (*kc_ended)(struct rdma_cm_id *id);
 bool kc_defer_requests;
 
 /* Requests kept by kc_defer_requests, oldest first. */
-static struct rdma_cm_id *deferred[8];
+#define KC_DEFERRED	8
+static struct rdma_cm_id *deferred[KC_DEFERRED];
 static int ndeferred;
 
 struct rdma_cm_event *kc_next(struct rdma_event_channel *ch, int ms)
@@ -43,7 +44,7 @@ struct rdma_cm_event *kc_event(struct rdma_event_channel *ch,
 		if (ev->event == want && (!id || ev->id == id))
 			return ev;
 		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
-		    kc_defer_requests && ndeferred < 8) {
+		    kc_defer_requests && ndeferred < KC_DEFERRED) {
 			deferred[ndeferred++] = ev->id;
 			rdma_ack_cm_event(ev);
 			continue;

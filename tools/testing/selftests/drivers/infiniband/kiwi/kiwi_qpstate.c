@@ -649,14 +649,6 @@ static struct rdma_cm_id *connect_to(const char *addr, const char *port)
 	return connect_rd(addr, port, CLIENT_IRD, CLIENT_ORD);
 }
 
-static void run_cmd(const char *env)
-{
-	const char *cmd = getenv(env);
-
-	if (cmd && system(cmd))
-		note("%s (%s) failed", env, cmd);
-}
-
 /* Post one send WR; @sig: signalled. Returns ibv_post_send's result. */
 static int post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op,
 		 int flags, uint8_t *at, uint32_t len, uint64_t raddr)
@@ -898,7 +890,7 @@ static void conn_main(struct rdma_cm_id *id)
  */
 static int post_stuck(struct ibv_qp *qp)
 {
-	run_cmd("KIWI_BLOCK");
+	run_env("KIWI_BLOCK");
 	return post1(qp, 40, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, buf, 4096,
 		     peer.addr + READ_OFF) ||
 	       post1(qp, 41, IBV_WR_RDMA_WRITE, 0, buf, 64, peer.addr + WRITE_OFF) ||
@@ -951,7 +943,7 @@ static void conn_sqd(struct rdma_cm_id *id)
 	transition(qp, IBV_QPS_SQD, IBV_QPS_ERR, "(abort a close; ib_drain_qp)");
 	check_flushed(qp, "SQD -> ERR");
 	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
-	run_cmd("KIWI_UNBLOCK");
+	run_env("KIWI_UNBLOCK");
 }
 
 /* Connection 3: aborted from RTS with the same WRs outstanding. */
@@ -964,7 +956,7 @@ static void conn_abort(struct rdma_cm_id *id)
 	transition(qp, IBV_QPS_RTS, IBV_QPS_ERR, "(V-ST-R10 abortive close)");
 	check_flushed(qp, "RTS -> ERR");
 	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
-	run_cmd("KIWI_UNBLOCK");
+	run_env("KIWI_UNBLOCK");
 }
 
 /*
@@ -1421,7 +1413,7 @@ static void rd_lower(const char *addr, const char *port)
 	qp_query(qp, &a);
 	check(a.max_rd_atomic == 4, "V-RD-7: connected with ORD 4 (%u)",
 	      a.max_rd_atomic);
-	run_cmd("KIWI_BLOCK");
+	run_env("KIWI_BLOCK");
 	memset(buf, 0x5a, 6 * 4096);
 	ret = 0;
 	for (int i = 0; i < 2 && !ret; i++)
@@ -1464,7 +1456,7 @@ static void rd_lower(const char *addr, const char *port)
 	}
 	/* Time for a marker that did not wait to reach the server. */
 	poll(NULL, 0, 1500);
-	run_cmd("KIWI_UNBLOCK");
+	run_env("KIWI_UNBLOCK");
 	got = drain(qp->send_cq, wc, 7);
 	ok = !ret && got == 7;
 	for (int i = 0; ok && i < 7; i++)
@@ -1520,14 +1512,14 @@ static void rd_many(const char *addr, const char *port)
 		ok &= a.max_rd_atomic == 1 && a.max_dest_rd_atomic == 1;
 	}
 	check(ok, "V-RD-8: %d connections, each with ORD 1 and IRD 1", RD_NQP);
-	run_cmd("KIWI_BLOCK");
+	run_env("KIWI_BLOCK");
 	memset(buf, 0x5a, RD_NQP * RD_SINK);
 	for (int i = 0; i < RD_NQP && !ret; i++)
 		ret = post1(ids[i]->qp, i, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED,
 			    buf + i * RD_SINK, RD_SINK,
 			    peer.addr + READ_OFF + i * RD_SINK);
 	poll(NULL, 0, 500);
-	run_cmd("KIWI_UNBLOCK");
+	run_env("KIWI_UNBLOCK");
 	for (int i = 0; i < RD_NQP; i++)
 		done += drain(ids[i]->qp->send_cq, &wc, 1) == 1 &&
 			wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)i;

@@ -73,25 +73,14 @@ static struct rdma_event_channel *ch;
 static struct ibv_pd *pd1, *pd2;
 static long page;
 
-static uint8_t pattern(uint32_t seed, size_t i)
-{
-	uint32_t x = (seed + 1) * 2654435761u ^ (uint32_t)(i / 4) * 40503u;
-
-	return (uint8_t)(x >> (8 * (i % 4)));
-}
-
 static void fill(uint8_t *p, uint32_t seed, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
-		p[i] = pattern(seed, i);
+	kt_fill(p, len, seed, 0);
 }
 
-static int holds(const uint8_t *p, uint32_t seed, size_t len)
+static bool holds(const uint8_t *p, uint32_t seed, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != pattern(seed, i))
-			return 0;
-	return 1;
+	return !kt_differs(p, len, seed, 0);
 }
 
 /* kc_ended: earlier connections end without anyone waiting for it. */

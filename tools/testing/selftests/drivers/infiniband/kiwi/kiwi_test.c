@@ -137,10 +137,43 @@ struct ibv_context *open_dev(const char *name)
 	return ctx;
 }
 
+void run_env(const char *env)
+{
+	const char *cmd = getenv(env);
+
+	if (!cmd || system(cmd))
+		note("%s (%s) failed", env, cmd ?: "unset");
+}
+
 double now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+uint8_t kt_pattern(uint32_t seed, size_t i)
+{
+	uint32_t x = (seed + 1) * 2654435761u ^ (uint32_t)(i / 4) * 40503u;
+
+	return (uint8_t)(x >> (8 * (i % 4)));
+}
+
+void kt_fill(void *p, size_t len, uint32_t seed, size_t off)
+{
+	uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		b[i] = kt_pattern(seed, off + i);
+}
+
+size_t kt_differs(const void *p, size_t len, uint32_t seed, size_t off)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != kt_pattern(seed, off + i))
+			return i + 1;
+	return 0;
 }

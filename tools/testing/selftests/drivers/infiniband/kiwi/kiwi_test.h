@@ -8,6 +8,8 @@
 #define KIWI_TEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdnoreturn.h>
 
 #include <infiniband/verbs.h>
@@ -48,7 +50,23 @@ int kt_failures(void);
 /* Device @name opened, or NULL (with a comment saying why). */
 struct ibv_context *open_dev(const char *name);
 
+/*
+ * Run the shell command in environment variable @env (a script's hook,
+ * such as one that stops a peer's packets); a comment if it is unset or
+ * fails.
+ */
+void run_env(const char *env);
+
 /* Seconds on the monotonic clock. */
 double now(void);
+
+/* Byte @i of data pattern @seed: it differs with both at every scale. */
+uint8_t kt_pattern(uint32_t seed, size_t i);
+
+/* Fill @len bytes at @p with pattern @seed as laid from offset @off. */
+void kt_fill(void *p, size_t len, uint32_t seed, size_t off);
+
+/* Offset + 1 of the first byte at @p not as kt_fill() laid it, or 0. */
+size_t kt_differs(const void *p, size_t len, uint32_t seed, size_t off);
 
 #endif /* KIWI_TEST_H */

@@ -310,14 +310,6 @@ struct cconn {
 static const char *srv_addr, *srv_port;
 static struct ibv_context *ctx;
 
-static void run_cmd(const char *env)
-{
-	const char *cmd = getenv(env);
-
-	if (!cmd || system(cmd))
-		note("%s (%s) failed", env, cmd ? cmd : "unset");
-}
-
 static struct rdma_cm_id *resolve(void)
 {
 	struct rdma_cm_id *id = kc_resolve_or_die(ch, srv_addr, srv_port);
@@ -528,7 +520,7 @@ static void case_post3(void)
 	depth = a.cap.max_send_wr;
 	check(depth == 16, "V-POST-3: the send queue holds 16 WRs (%u)", depth);
 	memset(buf, 0x5a, 65536);
-	run_cmd("KIWI_BLOCK");
+	run_env("KIWI_BLOCK");
 	ret = post1(&c, 0, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, 0, 65536, 0);
 	for (uint32_t k = 1; k < depth && !ret; k++)
 		ret = post1(&c, k, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, src(k),
@@ -542,7 +534,7 @@ static void case_post3(void)
 	      "V-POST-3: one more WR on the full send queue refused with ENOMEM, bad_wr on it (%d)",
 	      ret);
 	check(kp_cq_quiet(c.scq, 300), "nothing completed while the Read is held");
-	run_cmd("KIWI_UNBLOCK");
+	run_env("KIWI_UNBLOCK");
 	got = kp_poll(c.scq, wc, 1, 30000);
 	check(got == 1 && wc[0].wr_id == 0 && wc[0].status == IBV_WC_SUCCESS &&
 	      wc[0].opcode == IBV_WC_RDMA_READ,
@@ -857,7 +849,7 @@ static void case_destroy(int held)
 	qpn = a.qp->qp_num;
 	memset(buf, 0x5a, PAT_LEN);
 	if (held)
-		run_cmd("KIWI_BLOCK");
+		run_env("KIWI_BLOCK");
 	ret = post1(&a, 1, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, 0, PAT_LEN, 0);
 	if (held)
 		poll(NULL, 0, 300);
@@ -868,7 +860,7 @@ static void case_destroy(int held)
 	check(ok && !ret, "V-QP-13: %s: destroy QP a with an 8 MiB Read outstanding (%d; %d completion before)",
 	      how, ret, pre);
 	if (held)
-		run_cmd("KIWI_UNBLOCK");
+		run_env("KIWI_UNBLOCK");
 	memset(buf + CRECV, 0x5a, 2 * SLOT);
 	ret = post1(&b, 2, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, src(6), SLOT,
 		    W_OTHER);

@@ -37,13 +37,6 @@ static struct kp_peer me;
 static size_t size;
 static unsigned int count;
 
-static uint8_t pattern(unsigned int round, size_t i)
-{
-	uint32_t x = (round + 1) * 2654435761u ^ (uint32_t)(i / 4) * 40503u;
-
-	return (uint8_t)(x >> (8 * (i % 4)));
-}
-
 static const struct kp_caps caps = {
 	.send_wr = 8, .recv_wr = 8, .send_sge = 1, .recv_sge = 1, .cqe = 32,
 };
@@ -108,10 +101,7 @@ static struct ibv_wc next_wc(enum ibv_wc_opcode op)
 /* Offset + 1 of the first byte of @buf not of round @round's pattern, or 0. */
 static uint32_t bad_at(const uint8_t *buf, unsigned int round)
 {
-	for (size_t i = 0; i < size; i++)
-		if (buf[i] != pattern(round, i))
-			return (uint32_t)i + 1;
-	return 0;
+	return kt_differs(buf, size, round, 0);
 }
 
 static int server(const char *addr, const char *port)
@@ -191,8 +181,7 @@ static int client(const char *addr, const char *port)
 		struct ibv_wc wc = { .opcode = IBV_WC_SEND }, got;
 		int sent = 0;
 
-		for (size_t i = 0; i < size; i++)
-			buf[i] = pattern(r, i);
+		kt_fill(buf, size, r, 0);
 		post_send(mr, buf, size, &dst);
 		post_send(mr, buf, size, NULL);
 		/*

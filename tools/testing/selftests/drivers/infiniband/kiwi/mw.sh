@@ -5,7 +5,7 @@
 # 12.9): kiwi_mw's server binds windows over its memory in kiwiB, the
 # client in kiwiA RDMA Writes and Reads through them, and every refusal
 # is checked by its exact errno or completion status (see kiwi_mw.c).
-# Each of kiwi_mw's PASS/FAIL lines becomes a test point here.
+# Each of kiwi_mw's test points becomes one here.
 source "$(dirname "$0")/lib.sh"
 tap_begin "memory windows"
 M=$KIWI_TESTDIR/kiwi_mw
@@ -21,22 +21,12 @@ crc=$?
 wait $spid
 src=$?
 
-# points SIDE FILE: its PASS/FAIL lines as test points, the rest as
-# comments.
-points() {
-	local l
-	while IFS= read -r l; do
-		case $l in
-		PASS:*) ok "$1:${l#PASS:}" ;;
-		FAIL:*) not_ok "$1:${l#FAIL:}" ;;
-		*) echo "# $1: $l" ;;
-		esac
-	done <"$2"
-}
-points server "$out/srv"
-points client "$out/cli"
-check "server ran every case (exit $src)" eval '[ $src -eq 0 ] && grep -qx done "$out/srv"'
-check "client ran every case (exit $crc)" eval '[ $crc -eq 0 ] && grep -qx done "$out/cli"'
+tap_import server "$out/srv"
+swhole=$?
+tap_import client "$out/cli"
+cwhole=$?
+check "server ran every case (exit $src)" eval '[ $src -eq 0 ] && [ $swhole -eq 0 ]'
+check "client ran every case (exit $crc)" eval '[ $crc -eq 0 ] && [ $cwhole -eq 0 ]'
 check "no MR or QP of the test left on kiwi1" \
 	eval 'kiwi_no_leftovers mw kiwi1 mr qp | sed "s/^/# /"; [ ${PIPESTATUS[0]} -eq 0 ]'
 kiwi_two_devs_del

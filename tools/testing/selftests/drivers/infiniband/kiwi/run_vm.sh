@@ -3,13 +3,18 @@
 #
 # Inside the VM: install the staged module and provider, run every kiwi
 # selftest, and after each one check that the kernel log gained no oops,
-# WARN, BUG or leak report. Prints TAP; exits 1 if anything failed.
+# WARN, BUG or leak report. On a kernel with kmemleak (the debug kernel),
+# unload kiwi at the end and fail on any leak kmemleak then reports.
+# Prints TAP; exits 1 if anything failed.
 dir=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$dir/../../../../../.." && pwd)
 source "$dir/lib.sh"
 
 # Kernel log lines that mean a test broke the kernel.
-BAD_LOG='WARNING:|BUG:|Oops|general protection fault|Call Trace:|refcount_t:|unregister_netdevice: waiting|kmemleak|UBSAN|list_(add|del) corruption|blocked for more than'
+# On the debug kernel KASAN and lockdep reports start with "BUG:" or
+# "WARNING:", and the rest of lockdep's and RCU's with "INFO:".
+BAD_LOG='WARNING:|BUG:|INFO:|KASAN|Oops|general protection fault|Call Trace:|refcount_t:|unregister_netdevice: waiting|kmemleak|UBSAN|list_(add|del) corruption|blocked for more than'
+KMEMLEAK=/sys/kernel/debug/kmemleak
 
 tests=${KIWI_TESTS:-$(make -s --no-print-directory -C "$dir" print-tests)}
 
@@ -20,6 +25,9 @@ fi
 
 status=0
 dmesg -C
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+# Leaks from before kiwi was loaded are not kiwi's.
+[ -e "$KMEMLEAK" ] && echo clear >"$KMEMLEAK"
 for t in $tests; do
 	echo "# ---- $t"
 	if [ ! -x "$dir/$t" ]; then
@@ -46,4 +54,32 @@ for t in $tests; do
 		echo "ok - $t: kernel log clean"
 	fi
 done
+
+# kmemleak_check: unload everything the tests load, let kmemleak scan twice
+# (it reports an object only once it has stayed unreferenced over a scan
+# and five seconds), and fail on any report.
+kmemleak_check() {
+	local leaks
+	modprobe -r kiwi 2>/dev/null
+	rmmod siw 2>/dev/null
+	if lsmod | grep -qE '^(kiwi|siw) '; then
+		echo "not ok - kiwi and siw unload after the tests"
+		lsmod | grep -E '^(kiwi|siw|ib_|rdma|iw_)' | sed 's/^/# /'
+		return 1
+	fi
+	echo scan >"$KMEMLEAK"
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	leaks=$(cat "$KMEMLEAK")
+	if [ -n "$leaks" ]; then
+		echo "not ok - kmemleak finds no leak after unloading kiwi ($(grep -c '^unreferenced object' <<<"$leaks") objects)"
+		head -120 <<<"$leaks" | sed 's/^/# kmemleak: /'
+		return 1
+	fi
+	echo "ok - kmemleak finds no leak after unloading kiwi"
+}
+
+if [ -e "$KMEMLEAK" ]; then
+	kmemleak_check || status=1
+fi
 exit $status

@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by the test runners.
+
+# vm_verdict LOG STATUS WHAT: a "not ok" line when a VM run (run_vm.sh's
+# output in LOG, vm-run.sh's exit STATUS) failed in a way its own test
+# points do not show: a timeout, no results at all, or a failing status
+# with no failing point.
+vm_verdict() {
+	local log=$1 rc=$2 what=$3
+	if [ "$rc" = 124 ]; then
+		echo "not ok - $what finished within its time limit"
+	elif ! grep -qE '^ok - .*: kernel log clean' "$log"; then
+		echo "not ok - $what produced results (exit $rc)"
+	elif [ "$rc" != 0 ] && ! grep -qE '^not ok ' "$log"; then
+		echo "not ok - $what exited with status $rc"
+	fi
+}

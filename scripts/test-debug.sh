@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run kiwi's VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN;
+# scripts/debug-kernel.sh builds it once and caches it). kiwi, its kernel
+# test modules and the upstream siw are built for that kernel in a copy of
+# this tree (build/debug/tree), so the production build stays as it is.
+# Prints TAP, every description prefixed "debug kernel:", and exits non-zero
+# on any failure or kernel report.
+#
+#   KIWI_DEBUG_TESTS="datapath.sh mr.sh" scripts/test-debug.sh
+#                           a chosen set; "all" runs every VM test
+#
+# The default set is the tests that feed kiwi hostile or heavy input: the
+# allocation failures, the data path, Terminates and hostile peers, ring
+# abuse, the kernel consumers, the storage protocols and a 2-minute soak
+# (faults.sh and soak.sh run only here; KIWI_SOAK_SECONDS sets the soak's
+# length).
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/lib-vm.sh"
+out=$root/build/debug
+tree=$out/tree
+sel=$root/tools/testing/selftests/drivers/infiniband/kiwi
+DEFAULT_TESTS="device_lifecycle.sh faults.sh datapath.sh terminate.sh
+	ringabuse.sh ktest.sh ktest_cm.sh storage_nvme.sh storage_nfs.sh
+	storage_iser.sh soak.sh"
+
+tests=${KIWI_DEBUG_TESTS:-$DEFAULT_TESTS}
+[ "$tests" = all ] && tests="$(make -s --no-print-directory -C "$sel" print-tests print-extended)"
+tests=$(echo $tests)
+
+say() { sed -E 's/^((not )?ok( [0-9]+)? - )/\1debug kernel: /'; }
+
+mkdir -p "$out"
+if ! kdir=$("$root/scripts/debug-kernel.sh" 2>"$out/kernel.log"); then
+	cat "$out/kernel.log"
+	echo "not ok - debug kernel: the kernel builds (scripts/debug-kernel.sh)"
+	exit 1
+fi
+echo "ok - debug kernel: the kernel builds (scripts/debug-kernel.sh)"
+
+# The copy: sources and the user-space programs already built; kernel
+# objects are rebuilt for the debug kernel.
+build_copy() {
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	tar -C "$root" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf - &&
+	make -s -C "$tree" clean-kernel KDIR="$kdir" &&
+	make -s -C "$tree" module ktest KDIR="$kdir" W=1 &&
+	KDIR="$kdir" "$tree/scripts/build-siw.sh" &&
+	KDIR="$kdir" "$tree/scripts/stage.sh"
+}
+if ! build_copy >"$out/build.log" 2>&1; then
+	tail -40 "$out/build.log"
+	echo "not ok - debug kernel: kiwi, the test modules and siw build for it"
+	exit 1
+fi
+if grep -qiE "warning|error" "$out/build.log"; then
+	grep -iE "warning|error" "$out/build.log" | head -20
+	echo "not ok - debug kernel: kiwi, the test modules and siw build for it"
+	exit 1
+fi
+echo "ok - debug kernel: kiwi, the test modules and siw build for it"
+
+echo "# debug kernel tests: $tests"
+"$tree/scripts/vm-run.sh" --kernel "$kdir" --memory 4G --timeout "${KIWI_DEBUG_TIMEOUT:-3000}" \
+	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-120}" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
+	>"$out/vm.log" 2>&1
+rc=$?
+{ cat "$out/vm.log"; vm_verdict "$out/vm.log" "$rc" "VM test run"; } | say
+exit "$rc"

@@ -1,0 +1,227 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Allocation failures (debug kernel only: CONFIG_FAULT_INJECTION). kiwi
+# guards each of its allocations with its "fail_alloc" fault attribute
+# (kiwi_fault.h); this script makes them fail:
+#  - at module load, each of the two allocations module init makes;
+#  - in a walk: with "space" k and "times" 1, exactly the (k+1)-th
+#    allocation of a workload fails; k goes up until the workload finishes
+#    with no failure left to inject. Workloads: device creation, and an
+#    rping -V connection with data;
+#  - at random (probability), over programs that reach every other site:
+#    SRQ, memory windows, CQ resize, zero-copy, kernel consumers (FRMR);
+#  - through the kernel's failslab and fail_page_alloc, restricted with
+#    task-filter to the workload's own processes (kiwi, ib_core, uverbs
+#    and the socket layer fail alike).
+# Every workload must end (no hang), leave nothing in `rdma resource`, and
+# the devices must then still move verified data. At the end every guarded
+# site in the source must have been failed at least once, and the module
+# unloads; run_vm.sh checks the kernel log and kmemleak.
+source "$(dirname "$0")/lib.sh"
+tap_begin "allocation failures"
+
+out=$(mktemp -d)
+root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
+D=/sys/kernel/debug/kiwi
+FA=$D/fail_alloc
+T=$KIWI_TESTDIR
+
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+kiwi_unload
+modprobe kiwi
+if [ ! -d "$FA" ]; then
+	ok "allocation failures # SKIP kernel without CONFIG_FAULT_INJECTION"
+	kiwi_unload
+	tap_end
+fi
+kiwi_unload
+
+# Module load: the first and the second allocation of init fail in turn.
+for n in 1 2; do
+	check "modprobe kiwi fails cleanly when allocation $n of module init fails" \
+		fails_with "Cannot allocate memory" modprobe kiwi fail_alloc=$n,100,0,1
+	check "  and leaves no kiwi module behind" eval '! grep -q "^kiwi " /proc/modules'
+done
+
+# fa KNOB VALUE...: set fail_alloc knobs.
+fa() {
+	while [ $# -gt 0 ]; do
+		echo "$2" >"$FA/$1"
+		shift 2
+	done
+}
+
+quiet() { fa probability 0 times 0 space 0 interval 1 verbose 0; }
+
+# settled: nothing of kiwi0/kiwi1 in `rdma resource` (QPs, CQs, MRs, PDs,
+# cm ids), waiting a little for teardown that finishes after process exit.
+settled() {
+	wait_for 20 eval '! rdma resource show qp | grep -qw -e kiwi0 -e kiwi1' &&
+	wait_for 20 eval '! rdma resource show cm_id | grep -qw -e kiwi0 -e kiwi1' &&
+	! rdma resource show cq | grep -qw -e kiwi0 -e kiwi1 &&
+	! rdma resource show mr | grep -qw -e kiwi0 -e kiwi1 &&
+	! rdma resource show pd | grep -qw -e kiwi0 -e kiwi1
+}
+
+# run_pair NAME SRV... -- CLI...: the server in kiwiB, the client in kiwiA,
+# each bounded; the server is stopped once the client is done. Returns 0
+# when neither needed killing (their own exit status does not matter here:
+# they are expected to fail when an allocation fails).
+run_pair() {
+	local name=$1 srv=() cli=() spid crc
+	shift
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	ip netns exec kiwiB timeout -s KILL 60 "${srv[@]}" >"$out/$name.srv" 2>&1 &
+	spid=$!
+	wait_for 20 eval "ip netns exec kiwiB ss -Hltn | grep -q ':7500 '"
+	ip netns exec kiwiA timeout -s KILL 60 "${cli[@]}" >"$out/$name.cli" 2>&1
+	crc=$?
+	# A server whose client failed early may wait for nothing: stop it.
+	wait_for 5 eval "! kill -0 $spid 2>/dev/null" || kill "$spid" 2>/dev/null
+	wait "$spid"
+	[ "$crc" != 137 ] || { echo "# $name: the client hung (killed after 60 s)"; return 1; }
+}
+
+rping_pair() {
+	run_pair "$1" rping -s -a 192.0.2.2 -p 7500 -V -C 3 -S 2000 -- \
+		rping -c -a 192.0.2.2 -p 7500 -V -C 3 -S 2000
+}
+
+# walk NAME MAX CMD...: run CMD with its k-th allocation failing (space k,
+# size 1 each: k-1 pass, then one fails), for k = 1, 2, ... until CMD runs
+# with no failure left to inject (the walk is complete) or MAX runs. CMD
+# must return 0 (no hang) and leave nothing behind every time.
+walk() {
+	local name=$1 max=$2 k bad=0 left
+	shift 2
+	for ((k = 1; k <= max; k++)); do
+		fa probability 100 interval 1 space "$k" times 1
+		if ! "$@"; then
+			echo "# $name: failing allocation $k: the workload hung"
+			bad=1
+		fi
+		left=$(cat "$FA/times")
+		quiet
+		if ! settled; then
+			echo "# $name: failing allocation $k left resources behind:"
+			rdma resource show 2>&1 | grep -w -e kiwi0 -e kiwi1 | head -5 | sed 's/^/#   /'
+			bad=1
+		fi
+		[ "$left" = 1 ] && break
+	done
+	echo "# $name: $((k - 1)) allocations, each failed once in turn"
+	[ "$bad" = 0 ] && [ "$k" -le "$max" ]
+}
+
+devs_create() {
+	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA 2>/dev/null
+	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB 2>/dev/null
+	ip netns exec kiwiA rdma link del kiwi0 2>/dev/null
+	ip netns exec kiwiB rdma link del kiwi1 2>/dev/null
+	wait_for 10 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
+}
+
+check "kiwi loads; two hosts" eval 'modprobe kiwi && kiwi_two_hosts'
+quiet
+check "walk: creating and deleting two devices ends cleanly whichever allocation fails" \
+	walk devices 40 devs_create
+check "the devices are created with no failure injected" eval \
+	'ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
+	 ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB'
+check "walk: rping -V (connect, MRs, Send/Read/Write) ends cleanly whichever allocation fails" \
+	walk rping 400 rping_pair rping
+
+# Programs that reach the remaining sites, failed at random.
+zc() { echo "$1" >/sys/module/kiwi/parameters/zcopy_min; }
+mix() {
+	local r=$1
+	run_pair "srq$r" "$T/kiwi_srq" server 192.0.2.2 7500 -- "$T/kiwi_srq" client 192.0.2.2 7500 &&
+	run_pair "mw$r" "$T/kiwi_mw" server 192.0.2.2 7500 -- "$T/kiwi_mw" client 192.0.2.2 7500 &&
+	ip netns exec kiwiA timeout -s KILL 60 "$T/kiwi_queues" kiwi0 >"$out/queues$r" 2>&1
+	[ $? != 137 ] || { echo "# kiwi_queues hung"; return 1; }
+	zc 1
+	run_pair "zc$r" "$T/kiwi_xfer" server 192.0.2.2 7500 65536 20 -- \
+		"$T/kiwi_xfer" client 192.0.2.2 7500 65536 20 || return 1
+	zc 0
+	insmod "$T/kiwi_ktest/kiwi_ktest.ko" dev=kiwi0 >/dev/null 2>&1
+	rmmod kiwi_ktest 2>/dev/null
+	return 0
+}
+random_rounds() {
+	local r bad=0
+	for r in $(seq 1 "$1"); do
+		fa probability "$2" interval 1 space 0 times -1
+		mix "$r" || bad=1
+		quiet
+		zc 0
+		settled || { echo "# round $r left resources behind"; bad=1; }
+	done
+	[ "$bad" = 0 ]
+}
+check "at random (5 %), SRQ, MW, CQ resize, zero copy and kernel FRMR programs end cleanly" \
+	random_rounds "${KIWI_FAULT_ROUNDS:-6}" 5
+
+# Every guarded site in the source has failed at least once.
+sites_in_source=$(grep -ho 'kiwi_fault()' "$root"/drivers/infiniband/sw/kiwi/*.c | wc -l)
+sites_failed=$(wc -l <"$D/fail_sites")
+sed 's/^/# failed: /' "$D/fail_sites"
+check "each of the $sites_in_source guarded allocation sites failed at least once ($sites_failed did; init's 2 before this load)" \
+	test "$((sites_failed + 2))" -ge "$sites_in_source"
+
+# The kernel's own failslab and fail_page_alloc, for the workload's tasks.
+kfail() {
+	local a
+	for a in failslab fail_page_alloc; do
+		echo "$1" >"/sys/kernel/debug/$a/probability"
+		echo Y >"/sys/kernel/debug/$a/task-filter"
+		echo 0 >"/sys/kernel/debug/$a/verbose"
+		echo N >"/sys/kernel/debug/$a/ignore-gfp-wait"
+		echo 100000 >"/sys/kernel/debug/$a/times"
+	done
+	echo N >/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem
+}
+# A command whose task (and children) the task filter lets fail.
+FAILING=(bash -c 'echo 1 >/proc/self/make-it-fail && exec "$@"' failing)
+kfail_rounds() {
+	local r bad=0
+	kfail 2
+	for r in $(seq 1 "$1"); do
+		run_pair "ks$r" "${FAILING[@]}" rping -s -a 192.0.2.2 -p 7500 -V -C 3 -S 2000 -- \
+			"${FAILING[@]}" rping -c -a 192.0.2.2 -p 7500 -V -C 3 -S 2000 || bad=1
+		settled || { echo "# failslab round $r left resources behind"; bad=1; }
+	done
+	echo "# failslab failed $((100000 - $(cat /sys/kernel/debug/failslab/times))) allocations, fail_page_alloc $((100000 - $(cat /sys/kernel/debug/fail_page_alloc/times)))"
+	kfail 0
+	[ "$bad" = 0 ]
+}
+check "failslab and fail_page_alloc (2 %) on rping's tasks: every run ends, nothing left behind" \
+	kfail_rounds "${KIWI_FAULT_ROUNDS:-6}"
+
+quiet
+check "afterwards the devices still move verified data (rping -V)" \
+	pair rping 7500 kiwiB rping -s -a 192.0.2.2 -p 7500 -V -C 20 -S 4000 -- \
+	kiwiA rping -c -a 192.0.2.2 -p 7500 -V -C 20 -S 4000
+kiwi_two_hosts_del
+check "the devices go with their namespaces" \
+	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
+check "kiwi unloads" modprobe -r kiwi
+
+# The allocation failures this script caused outside kiwi_fault() (vmalloc
+# and the page allocator) print warnings with a stack trace. Take the log
+# here and fail on anything else that run_vm.sh would fail on.
+log_check() {
+	awk '/page allocation failure|vmalloc error/ { expected = 1; next }
+	     /WARNING:|BUG:|INFO:|KASAN|Oops|general protection fault|refcount_t:|UBSAN|list_(add|del) corruption|kmemleak|unregister_netdevice: waiting|blocked for more than/ {
+		expected = 0; print; next }
+	     /Call Trace:/ && !expected { print }' >"$out/bad"
+	[ ! -s "$out/bad" ] || { sed 's/^/# dmesg: /' "$out/bad" | head -40; return 1; }
+}
+dmesg -c >"$out/dmesg"
+echo "# kernel log: $(grep -cE 'page allocation failure|vmalloc error' "$out/dmesg") allocation-failure warnings"
+check "the kernel log has no report other than the allocation failures caused" \
+	log_check <"$out/dmesg"
+rm -rf "$out"
+tap_end
