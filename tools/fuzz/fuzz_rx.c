@@ -4,7 +4,8 @@
  * (what the module's kiwi_rx.c runs on each skb), fed a byte stream cut at
  * random points. The first RX_CFG_LEN bytes of the input set up the
  * connection - CRC on or off, a receive WQE, a tagged buffer, outstanding
- * RDMA Reads - and how the stream is cut; the rest is the stream.
+ * RDMA Reads - how the stream is cut, and whether reading an FPDU or
+ * placing a segment fails; the rest is the stream.
  *
  * This file supplies kiwi_fpdu_copy(), _start(), _place() and _end() as a
  * model of the module's memory and queues, and checks that the state
@@ -21,10 +22,14 @@
 
 #define RX_CFG_LEN	16
 
+enum rx_fault { RX_FAULT_NONE, RX_FAULT_COPY, RX_FAULT_PLACE };
+
 struct rx_cfg {
 	bool crc;
 	bool rq_empty;
 	unsigned int cut_mode;
+	unsigned int fault;	/* enum rx_fault, at the fault_at-th FPDU */
+	unsigned int fault_at;	/* or segment with payload (from 1) */
 	u32 seed;
 	struct kiwi_rqe rqe;
 	u32 max_sge;
@@ -49,6 +54,8 @@ struct rx_model {
 	size_t next;		/* next stream byte the machine must take */
 	size_t fpdu_start;
 	u32 placed;		/* payload bytes of this segment */
+	unsigned int fpdus;	/* FPDUs begun */
+	unsigned int payloads;	/* segments with payload begun */
 	bool tagged_ok;
 	bool have_rqe;
 	unsigned int reads_done;
@@ -73,6 +80,8 @@ static void parse_cfg(const u8 *c, struct rx_cfg *cfg)
 	cfg->crc = c[0] & 1;
 	cfg->rq_empty = c[0] & 2;
 	cfg->cut_mode = (c[0] >> 2) & 3;
+	cfg->fault = (c[0] >> 4) & 3;
+	cfg->fault_at = (c[0] >> 6) + 1;
 	cfg->seed = (u32)c[15] << 8 | c[0] | 1;
 	cfg->rqe.num_sge = c[1] & 7;
 	cfg->max_sge = (c[1] >> 3) & 7;
@@ -114,6 +123,10 @@ int kiwi_fpdu_copy(const void *src, unsigned int off, void *dst,
 		if (!rx->hdr_got) {
 			model->fpdu_start = off;
 			model->placed = 0;
+			/* The same FPDU fails however the stream is cut. */
+			if (++model->fpdus == model->cfg->fault_at &&
+			    model->cfg->fault == RX_FAULT_COPY)
+				return -1;
 		}
 	} else {
 		ASSERT(rx->state == KIWI_RX_TRAILER);
@@ -199,6 +212,9 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 	ASSERT(rx->state == KIWI_RX_DATA);
 	ASSERT(len && off == model->next && off + len <= s->end);
 	ASSERT(len <= rx->data_left);
+	if (!model->placed && ++model->payloads == cfg->fault_at &&
+	    cfg->fault == RX_FAULT_PLACE)
+		return KIWI_TC_DDP_LOCAL_CATA;	/* as a failed kiwi_mem_write_skb() */
 	if (rx->check_crc)
 		rx->crc = kiwi_crc32c_update(rx->crc, s->stream + off, len);
 	model->next += len;
@@ -311,6 +327,9 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 		       KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN);
 		kiwi_read_req_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
 				    KIWI_UNTAGGED_HDR_LEN, &rr);
+		/* The source must be our buffer: a protection error, R set */
+		if (rr.size && rr.src_stag != cfg->stag)
+			return KIWI_TC_RDMAP_INV_STAG;
 		if (++model->read_reqs > cfg->ird)
 			return KIWI_TC_DDP_U_INV_MSN;
 		break;

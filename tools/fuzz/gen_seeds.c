@@ -211,6 +211,8 @@ static void rx_seeds(void)
 	rx_emit(&i, 0x05, s, n);	/* all, small cuts */
 	rx_emit(&i, 0x01, s, n);	/* all, 1 to 3 bytes */
 	rx_emit(&i, 0x09, s, n);	/* all, larger cuts */
+	rx_emit(&i, 0x55, s, n);	/* reading the second FPDU fails */
+	rx_emit(&i, 0x25, s, n);	/* placing the first payload fails */
 	/* Without CRC; a bad CRC; a Send with no WQE; too long a Send */
 	one = rx_send(s, KIWI_OP_SEND, true, 1, 0, 30, true);
 	rx_emit(&i, 0x04, s, one);
@@ -228,6 +230,13 @@ static void rx_seeds(void)
 				KIWI_QN_TERMINATE, 1, 0);
 	one = rx_tagged(s, KIWI_OP_WRITE, 0x1000, 4, true);
 	one += fpdu(s + one, u, 18 + 60, true);
+	rx_emit(&i, 0x05, s, one);
+	/* A Read Request of a buffer that is not ours */
+	rr.src_stag = 0x999;
+	kiwi_ddp_build_untagged(u, KIWI_OP_READ_REQ, true, 0, KIWI_QN_READ_REQ,
+				1, 0);
+	kiwi_read_req_build(u + 18, &rr);
+	one = fpdu(s, u, 18 + KIWI_READ_REQ_LEN, true);
 	rx_emit(&i, 0x05, s, one);
 }
 
