@@ -22,31 +22,48 @@ module_param_string(fail_alloc, kiwi_fail_alloc_param,
 MODULE_PARM_DESC(fail_alloc,
 		 "Fail kiwi's allocations from load on: interval,probability,space,times (debug kernels only)");
 
-/* Sites failed at least once, newest first; a site is never removed. */
+/* Sites called at least once, newest first; a site is never removed. */
 static struct kiwi_fault_site *kiwi_fault_sites;
+static unsigned int kiwi_fault_nsites;
 static DEFINE_SPINLOCK(kiwi_fault_lock);
+/* The one site that may fail, by number; 0: any. */
+static u32 kiwi_fault_only;
 static struct dentry *kiwi_debugfs;
+
+/* Number @site and list it. Context: any; takes kiwi_fault_lock. */
+static void kiwi_fault_register(struct kiwi_fault_site *site)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&kiwi_fault_lock, flags);
+	if (!site->id) {
+		site->next = kiwi_fault_sites;
+		kiwi_fault_sites = site;
+		WRITE_ONCE(site->id, ++kiwi_fault_nsites);
+	}
+	spin_unlock_irqrestore(&kiwi_fault_lock, flags);
+}
 
 /**
  * kiwi_fault_check() - decide whether a guarded allocation fails
- * @site: the call site, recorded the first time it is failed
+ * @site: the call site, numbered and listed on its first call
  *
- * Context: any; takes kiwi_fault_lock (a spinlock, irqsave) only when it
- * fails an allocation.
+ * Context: any; takes kiwi_fault_lock (a spinlock, irqsave) on a site's
+ * first call only.
  * Return: true when the caller must handle its allocation as failed.
  */
 bool kiwi_fault_check(struct kiwi_fault_site *site)
 {
-	unsigned long flags;
+	u32 only = READ_ONCE(kiwi_fault_only);
 
+	if (unlikely(!READ_ONCE(site->id)))
+		kiwi_fault_register(site);
+	atomic_inc(&site->calls);
+	if (only && only != READ_ONCE(site->id))
+		return false;
 	if (!should_fail(&kiwi_fail_alloc, 1))
 		return false;
-	if (atomic_inc_return(&site->failed) == 1) {
-		spin_lock_irqsave(&kiwi_fault_lock, flags);
-		site->next = kiwi_fault_sites;
-		kiwi_fault_sites = site;
-		spin_unlock_irqrestore(&kiwi_fault_lock, flags);
-	}
+	atomic_inc(&site->failed);
 	return true;
 }
 
@@ -57,8 +74,8 @@ static int kiwi_fault_sites_show(struct seq_file *m, void *v)
 
 	spin_lock_irqsave(&kiwi_fault_lock, flags);
 	for (s = kiwi_fault_sites; s; s = s->next)
-		seq_printf(m, "%s:%u %d\n", s->func, s->line,
-			   atomic_read(&s->failed));
+		seq_printf(m, "%u %s:%u %d %d\n", s->id, s->func, s->line,
+			   atomic_read(&s->calls), atomic_read(&s->failed));
 	spin_unlock_irqrestore(&kiwi_fault_lock, flags);
 	return 0;
 }
@@ -88,6 +105,7 @@ int kiwi_fault_init(void)
 			PTR_ERR(attr));
 	debugfs_create_file("fail_sites", 0444, kiwi_debugfs, NULL,
 			    &kiwi_fault_sites_fops);
+	debugfs_create_u32("fail_site", 0600, kiwi_debugfs, &kiwi_fault_only);
 	return 0;
 }
 

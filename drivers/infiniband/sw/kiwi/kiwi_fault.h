@@ -12,17 +12,24 @@
  * /sys/kernel/debug/kiwi/fail_alloc/, and the module parameter fail_alloc
  * ("interval,probability,space,times") arms it before the module's own
  * initialisation allocates. /sys/kernel/debug/kiwi/fail_sites lists each
- * site that was made to fail ("function:line count").
+ * site called so far ("number function:line calls failures"), and writing a
+ * site's number to /sys/kernel/debug/kiwi/fail_site limits the attribute to
+ * that site (0: every site), so that a test can fail each site in turn.
  */
 #ifndef KIWI_FAULT_H
 #define KIWI_FAULT_H
 
 #include <linux/types.h>
 
-/* One guarded allocation: where it is and how often it was failed. */
+/*
+ * One guarded allocation: where it is, its number (given on its first call,
+ * from 1), and how often it was called and failed.
+ */
 struct kiwi_fault_site {
 	const char *func;
 	unsigned int line;
+	unsigned int id;
+	atomic_t calls;
 	atomic_t failed;
 	struct kiwi_fault_site *next;
 };
