@@ -7,8 +7,9 @@
 # fault injection, no module signing) and only the modules listed in
 # scripts/debug-kernel/modules.txt. The tree is cached in
 # $KIWI_DEBUG_KERNEL_DIR and rebuilt only when the fragment, the module
-# list, Debian's config or the source package changes. About 50 minutes on
-# 2 cores the first time; a second run prints the tree at once.
+# list, Debian's config or the source package changes (a new source package
+# from scratch, the others incrementally). About 45 minutes on 2 cores the
+# first time; a second run prints the tree at once.
 #
 #   scripts/debug-kernel.sh        build if needed, print the tree's path
 #   scripts/debug-kernel.sh --dir  print where the tree is (or would be)
@@ -42,11 +43,19 @@ if [ -f "$cache/stamp" ] && [ "$(cat "$cache/stamp")" = "$key" ] &&
 	exit 0
 fi
 
-echo "debug-kernel: building in $tree (linux-source-6.1 $srcver); this takes a while" >&2
-rm -rf "$cache"
-mkdir -p "$cache"
-tar -C "$cache" -xf "$tarball"
-mv "$cache"/linux-source-6.1 "$tree"
+# A new source package starts from scratch; a changed fragment, module list
+# or base config rebuilds only what it affects.
+if [ "$(cat "$cache/source" 2>/dev/null)" != "$srcver" ] || [ ! -d "$tree" ]; then
+	echo "debug-kernel: building in $tree (linux-source-6.1 $srcver); this takes a while" >&2
+	rm -rf "$cache"
+	mkdir -p "$cache"
+	tar -C "$cache" -xf "$tarball"
+	mv "$cache"/linux-source-6.1 "$tree"
+	echo "$srcver" >"$cache/source"
+else
+	echo "debug-kernel: the configuration changed; rebuilding $tree" >&2
+	rm -f "$cache/stamp"
+fi
 cd "$tree"
 
 cp "$base" .config
@@ -77,6 +86,9 @@ done <"$frag"
 start=$(date +%s)
 make -s -j"$(nproc)" bzImage modules >"$cache/build.log" 2>&1 ||
 	{ tail -40 "$cache/build.log" >&2; die "build failed; see $cache/build.log"; }
+# The module folder virtme-ng boots with (and scripts/stage.sh reads).
+virtme-prep-kdir-mods >"$cache/prep-mods.log" 2>&1 ||
+	die "virtme-prep-kdir-mods failed; see $cache/prep-mods.log"
 echo "debug-kernel: built in $(( $(date +%s) - start )) s" >&2
 echo "$key" >"$cache/stamp"
 echo "$tree"

@@ -11,11 +11,12 @@
 #   KIWI_DEBUG_TESTS="datapath.sh mr.sh" scripts/test-debug.sh
 #                           a chosen set; "all" runs every VM test
 #
-# The default set is the tests that feed kiwi hostile or heavy input: the
-# allocation failures, the data path, Terminates and hostile peers, ring
-# abuse, the kernel consumers, the storage protocols and a 2-minute soak
-# (faults.sh and soak.sh run only here; KIWI_SOAK_SECONDS sets the soak's
-# length).
+# The default set (what CI runs) is the tests that feed kiwi hostile or
+# heavy input, sized to keep README's test command under an hour: the data
+# path, Terminates and hostile peers, ring abuse, allocation failures,
+# NVMe-oF and a 2-minute soak (faults.sh and soak.sh run only here;
+# KIWI_SOAK_SECONDS sets the soak's length). The kernel consumers, NFS and
+# iSER run with KIWI_DEBUG_TESTS=all (several times as long).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,9 +24,8 @@ source "$root/scripts/lib-vm.sh"
 out=$root/build/debug
 tree=$out/tree
 sel=$root/tools/testing/selftests/drivers/infiniband/kiwi
-DEFAULT_TESTS="device_lifecycle.sh faults.sh datapath.sh terminate.sh
-	ringabuse.sh ktest.sh ktest_cm.sh storage_nvme.sh storage_nfs.sh
-	storage_iser.sh soak.sh"
+DEFAULT_TESTS="datapath.sh terminate.sh ringabuse.sh faults.sh storage_nvme.sh
+	soak.sh"
 
 tests=${KIWI_DEBUG_TESTS:-$DEFAULT_TESTS}
 [ "$tests" = all ] && tests="$(make -s --no-print-directory -C "$sel" print-tests print-extended)"

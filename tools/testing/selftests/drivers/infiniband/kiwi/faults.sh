@@ -5,12 +5,12 @@
 # guards each of its allocations with its "fail_alloc" fault attribute
 # (kiwi_fault.h); this script makes them fail:
 #  - at module load, each of the two allocations module init makes;
-#  - in a walk: with "space" k and "times" 1, exactly the (k+1)-th
-#    allocation of a workload fails; k goes up until the workload finishes
-#    with no failure left to inject. Workloads: device creation, and an
-#    rping -V connection with data;
-#  - at random (probability), over programs that reach every other site:
-#    SRQ, memory windows, CQ resize, zero-copy, kernel consumers (FRMR);
+#  - site by site: a workload runs once to learn which allocation sites it
+#    calls, then once per site not failed yet with that site's first call
+#    failing (fail_site). Workloads: device creation, an rping -V
+#    connection with data, and programs that reach the other sites: SRQ,
+#    memory windows, CQ resize, zero copy, kernel consumers (FRMR);
+#  - at random (probability 5 %) over those programs together;
 #  - through the kernel's failslab and fail_page_alloc, restricted with
 #    task-filter to the workload's own processes (kiwi, ib_core, uverbs
 #    and the socket layer fail alike).
@@ -52,7 +52,10 @@ fa() {
 	done
 }
 
-quiet() { fa probability 0 times 0 space 0 interval 1 verbose 0; }
+quiet() {
+	fa probability 0 times 0 space 0 interval 1 verbose 0
+	echo 0 >"$D/fail_site"
+}
 
 # settled: nothing of kiwi0/kiwi1 in `rdma resource` (QPs, CQs, MRs, PDs,
 # cm ids), waiting a little for teardown that finishes after process exit.
@@ -79,8 +82,12 @@ run_pair() {
 	wait_for 20 eval "ip netns exec kiwiB ss -Hltn | grep -q ':7500 '"
 	ip netns exec kiwiA timeout -s KILL 60 "${cli[@]}" >"$out/$name.cli" 2>&1
 	crc=$?
-	# A server whose client failed early may wait for nothing: stop it.
-	wait_for 5 eval "! kill -0 $spid 2>/dev/null" || kill "$spid" 2>/dev/null
+	# A server whose client failed may wait for nothing: stop it.
+	if [ "$crc" = 0 ]; then
+		wait_for 10 eval "! kill -0 $spid 2>/dev/null" || kill "$spid" 2>/dev/null
+	else
+		kill "$spid" 2>/dev/null
+	fi
 	wait "$spid"
 	[ "$crc" != 137 ] || { echo "# $name: the client hung (killed after 60 s)"; return 1; }
 }
@@ -90,30 +97,40 @@ rping_pair() {
 		rping -c -a 192.0.2.2 -p 7500 -V -C 3 -S 2000
 }
 
-# walk NAME MAX CMD...: run CMD with its k-th allocation failing (space k,
-# size 1 each: k-1 pass, then one fails), for k = 1, 2, ... until CMD runs
-# with no failure left to inject (the walk is complete) or MAX runs. CMD
-# must return 0 (no hang) and leave nothing behind every time.
-walk() {
-	local name=$1 max=$2 k bad=0 left
-	shift 2
-	for ((k = 1; k <= max; k++)); do
-		fa probability 100 interval 1 space "$k" times 1
+# sites: "id calls failures" for every site kiwi has called so far.
+sites() { awk '{ print $1, $3, $4 }' "$D/fail_sites" | sort -k1,1; }
+site_name() { awk -v id="$1" '$1 == id { print $2 }' "$D/fail_sites"; }
+
+# site_walk NAME CMD...: run CMD once with nothing failing, to learn which
+# allocation sites it calls; then, for each of those not failed yet, run it
+# again with that site's first call failing (fail_site, times 1). CMD must
+# return 0 (it did not hang) and leave nothing behind every time.
+site_walk() {
+	local name=$1 id bad=0 n=0 hit=0
+	shift
+	sites >"$out/before"
+	"$@" || { echo "# $name: the workload hung with nothing failing"; return 1; }
+	settled || { echo "# $name: left resources behind with nothing failing"; return 1; }
+	sites >"$out/after"
+	for id in $(join -a 2 -o 0,1.2,2.2,2.3 -e 0 "$out/before" "$out/after" |
+		    awk '$3 > $2 && $4 == 0 { print $1 }'); do
+		echo "$id" >"$D/fail_site"
+		fa probability 100 interval 1 space 0 times 1
 		if ! "$@"; then
-			echo "# $name: failing allocation $k: the workload hung"
+			echo "# $name: failing $(site_name "$id"): the workload hung"
 			bad=1
 		fi
-		left=$(cat "$FA/times")
+		[ "$(cat "$FA/times")" = 0 ] && hit=$((hit + 1))
 		quiet
 		if ! settled; then
-			echo "# $name: failing allocation $k left resources behind:"
+			echo "# $name: failing $(site_name "$id") left resources behind:"
 			rdma resource show 2>&1 | grep -w -e kiwi0 -e kiwi1 | head -5 | sed 's/^/#   /'
 			bad=1
 		fi
-		[ "$left" = 1 ] && break
+		n=$((n + 1))
 	done
-	echo "# $name: $((k - 1)) allocations, each failed once in turn"
-	[ "$bad" = 0 ] && [ "$k" -le "$max" ]
+	echo "# $name: $n new sites called, $hit of them failed in turn"
+	[ "$bad" = 0 ]
 }
 
 devs_create() {
@@ -126,35 +143,44 @@ devs_create() {
 
 check "kiwi loads; two hosts" eval 'modprobe kiwi && kiwi_two_hosts'
 quiet
-check "walk: creating and deleting two devices ends cleanly whichever allocation fails" \
-	walk devices 40 devs_create
+check "each site of creating and deleting two devices, failed in turn: clean ends" \
+	site_walk devices devs_create
 check "the devices are created with no failure injected" eval \
 	'ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
 	 ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB'
-check "walk: rping -V (connect, MRs, Send/Read/Write) ends cleanly whichever allocation fails" \
-	walk rping 400 rping_pair rping
+check "each site of an rping -V connection (MRs, Send, Read, Write), failed in turn: clean ends" \
+	site_walk rping rping_pair rping
 
-# Programs that reach the remaining sites, failed at random.
+# Programs that reach the remaining sites.
 zc() { echo "$1" >/sys/module/kiwi/parameters/zcopy_min; }
-mix() {
-	local r=$1
-	run_pair "srq$r" "$T/kiwi_srq" server 192.0.2.2 7500 -- "$T/kiwi_srq" client 192.0.2.2 7500 &&
-	run_pair "mw$r" "$T/kiwi_mw" server 192.0.2.2 7500 -- "$T/kiwi_mw" client 192.0.2.2 7500 &&
-	ip netns exec kiwiA timeout -s KILL 60 "$T/kiwi_queues" kiwi0 >"$out/queues$r" 2>&1
+srq_pair() { run_pair srq "$T/kiwi_srq" server 192.0.2.2 7500 -- "$T/kiwi_srq" client 192.0.2.2 7500; }
+mw_pair() { run_pair mw "$T/kiwi_mw" server 192.0.2.2 7500 -- "$T/kiwi_mw" client 192.0.2.2 7500; }
+queues() {
+	ip netns exec kiwiA timeout -s KILL 60 "$T/kiwi_queues" kiwi0 >"$out/queues" 2>&1
 	[ $? != 137 ] || { echo "# kiwi_queues hung"; return 1; }
+}
+zc_pair() {
 	zc 1
-	run_pair "zc$r" "$T/kiwi_xfer" server 192.0.2.2 7500 65536 20 -- \
-		"$T/kiwi_xfer" client 192.0.2.2 7500 65536 20 || return 1
+	run_pair zc "$T/kiwi_xfer" server 192.0.2.2 7500 65536 20 -- \
+		"$T/kiwi_xfer" client 192.0.2.2 7500 65536 20
+	local rc=$?
 	zc 0
+	return $rc
+}
+ktest() {
 	insmod "$T/kiwi_ktest/kiwi_ktest.ko" dev=kiwi0 >/dev/null 2>&1
 	rmmod kiwi_ktest 2>/dev/null
 	return 0
 }
+for w in srq_pair mw_pair queues zc_pair ktest; do
+	check "each new site of $w, failed in turn: clean ends" site_walk "$w" "$w"
+done
+mix() { srq_pair && mw_pair && queues && zc_pair && ktest; }
 random_rounds() {
 	local r bad=0
 	for r in $(seq 1 "$1"); do
 		fa probability "$2" interval 1 space 0 times -1
-		mix "$r" || bad=1
+		mix || bad=1
 		quiet
 		zc 0
 		settled || { echo "# round $r left resources behind"; bad=1; }
@@ -162,12 +188,12 @@ random_rounds() {
 	[ "$bad" = 0 ]
 }
 check "at random (5 %), SRQ, MW, CQ resize, zero copy and kernel FRMR programs end cleanly" \
-	random_rounds "${KIWI_FAULT_ROUNDS:-6}" 5
+	random_rounds "${KIWI_FAULT_ROUNDS:-2}" 5
 
 # Every guarded site in the source has failed at least once.
 sites_in_source=$(grep -ho 'kiwi_fault()' "$root"/drivers/infiniband/sw/kiwi/*.c | wc -l)
-sites_failed=$(wc -l <"$D/fail_sites")
-sed 's/^/# failed: /' "$D/fail_sites"
+sites_failed=$(awk '$4 > 0' "$D/fail_sites" | wc -l)
+sort -n "$D/fail_sites" | sed 's/^/# site, calls, failures: /' 
 check "each of the $sites_in_source guarded allocation sites failed at least once ($sites_failed did; init's 2 before this load)" \
 	test "$((sites_failed + 2))" -ge "$sites_in_source"
 
@@ -198,7 +224,7 @@ kfail_rounds() {
 	[ "$bad" = 0 ]
 }
 check "failslab and fail_page_alloc (2 %) on rping's tasks: every run ends, nothing left behind" \
-	kfail_rounds "${KIWI_FAULT_ROUNDS:-6}"
+	kfail_rounds "${KIWI_FAULT_ROUNDS:-3}"
 
 quiet
 check "afterwards the devices still move verified data (rping -V)" \

@@ -197,8 +197,7 @@ tap_pair() {
 	ip netns exec "$sns" timeout 300 "${srv[@]}" >"$out/$name" 2>&1 &
 	spid=$!
 	check "$name: server listens" wait_for 60 grep -q listening "$out/$name"
-	ip netns exec "$cns" timeout 300 "${cli[@]}" |
-		sed 's/^\(\(not \)\?ok\) [0-9]*/\1 -/;/^TAP\|^1\.\./d'
+	ip netns exec "$cns" timeout 300 "${cli[@]}" | tap_sub
 	crc=${PIPESTATUS[0]}
 	wait "$spid"
 	src=$?
