@@ -29,6 +29,11 @@ fi
 
 die() { echo "debug-kernel: $*" >&2; exit 1; }
 
+# One build at a time: a second caller waits, then finds the tree built.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$cache.lock"
+flock 9
+
 kver=$("$root/scripts/kernel-release.sh")
 base=/boot/config-$kver
 tarball=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null) ||
