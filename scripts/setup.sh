@@ -22,6 +22,8 @@ PKGS=(
 	linux-source-6.1 xz-utils
 	# build tools
 	build-essential pkg-config kmod sparse python3 libclang-rt-14-dev clang
+	# the debug kernel (scripts/debug-kernel.sh) builds from linux-source-6.1
+	flex bison bc libelf-dev libssl-dev cpio
 	# rdma-core: libraries, provider headers, utilities
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest infiniband-diags qperf
