@@ -6,12 +6,13 @@
 # test modules and the upstream siw are built for that kernel in a copy of
 # this tree (build/debug/tree), so the production build stays as it is.
 # Prints TAP, every description prefixed "debug kernel:", and exits non-zero
-# on any failure or kernel report.
+# on any failure or kernel report; the whole kernel log is left in
+# build/debug/tree/dmesg.txt.
 #
 #   KIWI_DEBUG_TESTS="datapath.sh mr.sh" scripts/test-debug.sh
 #                           a chosen set; "all" runs every VM test
 #
-# The default set (what CI runs) is the tests that feed kiwi hostile or
+# The default set is the tests that feed kiwi hostile or
 # heavy input, sized to keep README's test command under an hour: the data
 # path, Terminates and hostile peers, ring abuse, allocation failures,
 # NVMe-oF and a 2-minute soak (faults.sh and soak.sh run only here;
@@ -66,7 +67,8 @@ echo "ok - debug kernel: kiwi, the test modules and siw build for it"
 
 echo "# debug kernel tests: $tests"
 "$tree/scripts/vm-run.sh" --kernel "$kdir" --memory 4G --timeout "${KIWI_DEBUG_TIMEOUT:-3000}" \
-	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-120}" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
+	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-120}" \
+	KIWI_DMESG_FILE="$tree/dmesg.txt" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 	>"$out/vm.log" 2>&1
 rc=$?
 { cat "$out/vm.log"; vm_verdict "$out/vm.log" "$rc" "VM test run"; } | say

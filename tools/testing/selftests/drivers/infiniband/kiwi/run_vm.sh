@@ -25,6 +25,10 @@ fi
 
 status=0
 dmesg -C
+# The whole kernel log, for reports longer than what is shown below.
+if [ -n "${KIWI_DMESG_FILE:-}" ]; then
+	dmesg -w >"$KIWI_DMESG_FILE" &
+fi
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 # Leaks from before kiwi was loaded are not kiwi's.
 [ -e "$KMEMLEAK" ] && echo clear >"$KMEMLEAK"
