@@ -418,8 +418,12 @@ static void kiwi_cep_got_request(struct kiwi_cep *cep)
 	}
 	kiwi_cep_cancel_timer(cep);
 
-	/* Hand the request to the listener's consumer, if it still listens. */
-	mutex_lock(&lcep->lock);
+	/*
+	 * Hand the request to the listener's consumer, if it still listens.
+	 * Child, then listener: kiwi_cep_listen_work() nests the other way
+	 * only around a child that nothing else can reach yet.
+	 */
+	mutex_lock_nested(&lcep->lock, SINGLE_DEPTH_NESTING);
 	if (lcep->state != KIWI_CEP_LISTEN || !lcep->cm_id) {
 		mutex_unlock(&lcep->lock);
 		kiwi_cep_teardown(cep, false);
@@ -455,7 +459,8 @@ static void kiwi_cep_listen_work(struct kiwi_cep *lcep)
 		kref_get(&lcep->ref);
 		cep->listener = lcep;
 		tcp_sock_set_nodelay(nsock->sk);
-		mutex_lock(&cep->lock);
+		/* Listener, then this new child (see kiwi_cep_got_request()). */
+		mutex_lock_nested(&cep->lock, SINGLE_DEPTH_NESTING);
 		cep->state = KIWI_CEP_AWAIT_REQ;
 		kiwi_cep_sock_attach(cep, nsock);
 		kref_get(&cep->ref);
@@ -866,14 +871,19 @@ static void kiwi_listen_close(struct kiwi_listen *ls)
 	kfree(ls);
 }
 
-/* Collect @netdev's IPv4 addresses, with @port, into @local. */
+/*
+ * Collect @netdev's IPv4 addresses, with @port, into @local.
+ * Context: rcu_read_lock() held.
+ */
 static int kiwi_local_addrs4(struct net_device *netdev, __be16 port,
 			     struct sockaddr_storage *local, int n, int max)
 {
-	struct in_device *in_dev = __in_dev_get_rtnl(netdev);
+	struct in_device *in_dev = __in_dev_get_rcu(netdev);
 	const struct in_ifaddr *ifa;
 
-	in_dev_for_each_ifa_rtnl(ifa, in_dev) {
+	if (!in_dev)
+		return n;
+	in_dev_for_each_ifa_rcu(ifa, in_dev) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&local[n];
 
 		if (n == max)
@@ -886,7 +896,10 @@ static int kiwi_local_addrs4(struct net_device *netdev, __be16 port,
 	return n;
 }
 
-/* Collect @netdev's IPv6 addresses, with @port, into @local. */
+/*
+ * Collect @netdev's IPv6 addresses, with @port, into @local.
+ * Context: rcu_read_lock() held.
+ */
 static int kiwi_local_addrs6(struct net_device *netdev, __be16 port,
 			     struct sockaddr_storage *local, int n, int max)
 {
@@ -940,12 +953,16 @@ static int kiwi_listen_wildcard(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 	local = kiwi_fault() ? NULL : kcalloc(max, sizeof(*local), GFP_KERNEL);
 	if (!local)
 		return -ENOMEM;
-	rtnl_lock();
+	/*
+	 * Not RTNL: the RDMA CM calls us holding its own lock, which its
+	 * netdev notifier takes under RTNL (lockdep: a circular dependency).
+	 */
+	rcu_read_lock();
 	if (addr->ss_family == AF_INET || !cm_id->afonly)
 		n = kiwi_local_addrs4(netdev, port, local, n, max);
 	if (addr->ss_family == AF_INET6)
 		n = kiwi_local_addrs6(netdev, port, local, n, max);
-	rtnl_unlock();
+	rcu_read_unlock();
 
 	for (i = 0; i < n && !ret; i++) {
 		ret = kiwi_listen_one(ls, cm_id, &local[i], backlog);
