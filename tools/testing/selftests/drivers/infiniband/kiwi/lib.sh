@@ -6,6 +6,10 @@
 # with tap_end, which prints the plan and exits 1 if anything failed.
 
 KIWI_TESTDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Kernel log lines that mean a test broke the kernel (run_vm.sh checks the
+# log after each test). On the debug kernel KASAN and lockdep reports start
+# with "BUG:" or "WARNING:", and the rest of lockdep's and RCU's with "INFO:".
+KIWI_BAD_LOG='WARNING:|BUG:|INFO:|KASAN|Oops|general protection fault|Call Trace:|refcount_t:|unregister_netdevice: waiting|kmemleak|UBSAN|list_(add|del) corruption|blocked for more than'
 KIWI_UVERBS=$KIWI_TESTDIR/kiwi_uverbs
 _tap_n=0
 _tap_failed=0

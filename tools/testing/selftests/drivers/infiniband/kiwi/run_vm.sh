@@ -10,10 +10,7 @@ dir=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$dir/../../../../../.." && pwd)
 source "$dir/lib.sh"
 
-# Kernel log lines that mean a test broke the kernel.
-# On the debug kernel KASAN and lockdep reports start with "BUG:" or
-# "WARNING:", and the rest of lockdep's and RCU's with "INFO:".
-BAD_LOG='WARNING:|BUG:|INFO:|KASAN|Oops|general protection fault|Call Trace:|refcount_t:|unregister_netdevice: waiting|kmemleak|UBSAN|list_(add|del) corruption|blocked for more than'
+BAD_LOG=$KIWI_BAD_LOG
 KMEMLEAK=/sys/kernel/debug/kmemleak
 
 tests=${KIWI_TESTS:-$(make -s --no-print-directory -C "$dir" print-tests)}
