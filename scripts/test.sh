@@ -70,6 +70,7 @@ point "the upstream siw builds as the interop peer (linux-source-6.1)" \
 echo "== static checks"
 point "sparse reports nothing" scripts/sparse-check.sh
 point "checkpatch --strict is clean" scripts/checkpatch-run.sh
+point "every header compiles on its own; kernel-doc parses every comment" scripts/header-check.sh
 
 echo "== host unit tests"
 make -s -C userspace check 2>&1 | tee -a "$log"

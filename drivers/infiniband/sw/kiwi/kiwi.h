@@ -16,19 +16,7 @@
 #define KIWI_VERSION_MINOR	1
 #define KIWI_VERSION_PATCH	0
 
-/*
- * Limits the device advertises. Each is enforced where the object is
- * created; a limit of zero means the object type does not exist yet.
- */
-#define KIWI_MAX_PD		65536
-#define KIWI_MAX_CQ		16384
-#define KIWI_MAX_CQE		65536		/* power of two */
-#define KIWI_MAX_QP		16384
-#define KIWI_MAX_QP_WR		16384		/* power of two */
-#define KIWI_MAX_ORD		128		/* RDMA Reads in flight, each way */
-#define KIWI_MAX_IRD		128
-#define KIWI_MAX_SRQ		16384
-#define KIWI_MAX_SRQ_WR		16384		/* power of two */
+#include "kiwi_limits.h"
 
 #include "kiwi_cm.h"
 #include "kiwi_engine.h"
@@ -39,20 +27,6 @@ extern unsigned int kiwi_zcopy_min;
 extern unsigned int kiwi_mpa_rev;
 extern unsigned int kiwi_llp_timeout;
 
-/**
- * struct kiwi_device - one kiwi RDMA device bound to one netdev
- * @ibdev: the RDMA core's device; must be first (ib_alloc_device)
- * @netdev: the Ethernet device this one runs over, held until dealloc
- * @netdev_tracker: tracks our reference on @netdev
- * @port_active: last port state reported with an IB event; written only
- *	under RTNL (netdev notifier) or before registration
- * @num_pd: protection domains allocated, bounded by KIWI_MAX_PD
- * @mem_xa: the STag table (kiwi_mem.c), see below
- * @mem_next: the STag index to try next
- * @mem_last_key: the key each STag index had last
- * @num_mr: memory objects in @mem_xa, bounded by KIWI_MAX_MR
- * @num_mw: memory windows in @mem_xa, bounded by KIWI_MAX_MW
- */
 /* Port counters (kiwi_stats.c). */
 enum kiwi_stat {
 	KIWI_STAT_ZCOPY_BYTES,	/* wire bytes TCP took by reference */
@@ -61,6 +35,24 @@ enum kiwi_stat {
 	KIWI_NUM_STATS
 };
 
+/**
+ * struct kiwi_device - one kiwi RDMA device bound to one netdev
+ * @ibdev: the RDMA core's device; must be first (ib_alloc_device)
+ * @netdev: the Ethernet device this one runs over, held until dealloc
+ * @netdev_tracker: tracks our reference on @netdev
+ * @port_active: last port state reported with an IB event; written only
+ *	under RTNL (netdev notifier) or before registration
+ * @num_pd: protection domains allocated, bounded by KIWI_MAX_PD
+ * @num_cq: completion queues allocated, bounded by KIWI_MAX_CQ
+ * @num_srq: shared receive queues allocated, bounded by KIWI_MAX_SRQ
+ * @qp_xa: QP number -> QP, for the connection manager's lookups
+ * @mem_xa: the STag table (kiwi_mem.c), see below
+ * @mem_next: the STag index to try next
+ * @mem_last_key: the key each STag index had last
+ * @num_mr: memory objects in @mem_xa, bounded by KIWI_MAX_MR
+ * @num_mw: memory windows in @mem_xa, bounded by KIWI_MAX_MW
+ * @stats: port counters, indexed by enum kiwi_stat
+ */
 struct kiwi_device {
 	struct ib_device ibdev;
 	struct net_device *netdev;
@@ -126,6 +118,10 @@ struct kiwi_pd {
  * @get: consumer index of kernel pollers
  * @overflow: a completion found the ring full; the CQ is broken
  * @umap: the pinned ring of a user CQ
+ * @cpu: the CPU of its completion vector
+ * @notify_csd: runs the completion handler on @cpu
+ * @notify_pending: @notify_csd is queued and has not run yet
+ * @notify_busy: @notify_csd is queued or running
  */
 struct kiwi_cq {
 	struct ib_cq base_cq;
@@ -137,10 +133,10 @@ struct kiwi_cq {
 	u32 get;
 	bool overflow;
 	struct kiwi_umap umap;
-	int cpu;			/* its completion vector's CPU */
-	call_single_data_t notify_csd;	/* runs the handler there */
-	atomic_t notify_pending;	/* @notify_csd queued, not yet run */
-	atomic_t notify_busy;		/* queued or running */
+	int cpu;
+	call_single_data_t notify_csd;
+	atomic_t notify_pending;
+	atomic_t notify_busy;
 };
 
 static inline struct kiwi_cq *to_kcq(struct ib_cq *ibcq)
@@ -284,6 +280,8 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *cqe);
+const struct cpumask *kiwi_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector);
 
 /* kiwi_qp.c */
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
@@ -306,16 +304,7 @@ int kiwi_qp_cm_bind(struct kiwi_qp *qp, struct kiwi_cep *cep);
 void kiwi_qp_cm_unbind(struct kiwi_qp *qp, struct kiwi_cep *cep);
 int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 			   bool initiator);
-void kiwi_qp_cm_disconnected(struct kiwi_qp *qp);
-bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
-bool kiwi_qp_work_pending(struct kiwi_qp *qp);
-bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp);
-struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
-					       u32 port);
-const struct cpumask *kiwi_get_vector_affinity(struct ib_device *ibdev,
-					       int comp_vector);
-int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		      u32 port, int index);
+void kiwi_qp_cm_disconnected(struct kiwi_qp *qp, struct kiwi_cep *cep);
 u8 kiwi_wc_opcode(u8 wr_opcode);
 void kiwi_qp_async_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_terminated(struct kiwi_qp *qp, u32 code);
@@ -326,6 +315,17 @@ void kiwi_iw_add_ref(struct ib_qp *ibqp);
 void kiwi_iw_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
 void kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr);
+
+/* kiwi_tx.c (the engine's own entry points are in kiwi_engine.h) */
+bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
+bool kiwi_qp_work_pending(struct kiwi_qp *qp);
+bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp, struct kiwi_cep *cep);
+
+/* kiwi_stats.c */
+struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
 
 /* kiwi_srq.c */
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

@@ -12,9 +12,9 @@
  * right behind its frame stay in the socket for the receive engine.
  *
  * Context: socket callbacks (softirq) only queue cep->work; everything else
- * runs in process context under cep->lock. Lock order: a listener's lock,
- * then its child's; cep->lock, then qp->state_lock. Events go to the iw_cm,
- * which queues them, so they may be raised under cep->lock.
+ * runs in process context under cep->lock. Events go to the iw_cm, which
+ * queues them, so they may be raised under cep->lock. Lock order: the
+ * table in Documentation/infiniband/kiwi.rst ("Locking and context").
  */
 
 #include <linux/inet.h>
@@ -171,6 +171,7 @@ static void kiwi_cep_drop_cm_id(struct kiwi_cep *cep)
  */
 static void kiwi_cep_cancel_timer(struct kiwi_cep *cep)
 {
+	lockdep_assert_held(&cep->lock);
 	if (cancel_delayed_work(&cep->timer))
 		kiwi_cep_put(cep);
 }
@@ -184,6 +185,7 @@ static void kiwi_cm_event(struct kiwi_cep *cep, struct iw_cm_id *cm_id,
 		.status = status,
 	};
 
+	lockdep_assert_held(&cep->lock);
 	if (!cm_id)
 		return;
 	if (cep->sock) {
@@ -283,6 +285,7 @@ static void kiwi_cep_unbind_qp(struct kiwi_cep *cep)
 {
 	struct kiwi_qp *qp = cep->qp;
 
+	lockdep_assert_held(&cep->lock);
 	if (!qp)
 		return;
 	kiwi_qp_cm_unbind(qp, cep);
@@ -309,11 +312,12 @@ static void kiwi_cep_end(struct kiwi_cep *cep, bool graceful, bool fatal)
 	struct kiwi_qp *qp = cep->qp;
 	enum ib_qp_state was = qp ? READ_ONCE(qp->state) : IB_QPS_ERR;
 
+	lockdep_assert_held(&cep->lock);
 	kiwi_cep_cancel_timer(cep);
 	if (fatal && cep->sock)
 		tcp_abort(cep->sock->sk, ECONNABORTED);
 	if (qp)
-		kiwi_qp_cm_disconnected(qp);
+		kiwi_qp_cm_disconnected(qp, cep);
 	if (test_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req)) {
 		fatal = true;
 		graceful = false;
@@ -367,6 +371,7 @@ static void kiwi_cep_got_reply(struct kiwi_cep *cep)
 	struct kiwi_mpa_frame *rep = &cep->peer;
 	int ret;
 
+	lockdep_assert_held(&cep->lock);
 	if (rep->reject) {
 		kiwi_cep_connect_failed(cep, -ECONNREFUSED);
 		return;
@@ -400,6 +405,7 @@ static void kiwi_cep_got_request(struct kiwi_cep *cep)
 	struct kiwi_cep *lcep = cep->listener;
 	struct kiwi_mpa_frame *req = &cep->peer;
 
+	lockdep_assert_held(&cep->lock);
 	if (!kiwi_cm_peer_ok(cep)) {
 		cep->out_len = 0;
 		cep->enhanced = false;
@@ -560,7 +566,7 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 		 */
 		if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
 		    cep->qp && cep->qp->sock == cep->sock &&
-		    kiwi_qp_fin_cuts_work(cep->qp)) {
+		    kiwi_qp_fin_cuts_work(cep->qp, cep)) {
 			kiwi_rx_terminate_llp(cep->qp, KIWI_TC_RDMAP_CATA_STREAM);
 			kiwi_cep_teardown(cep, true);
 			return;
@@ -881,6 +887,7 @@ static int kiwi_local_addrs4(struct net_device *netdev, __be16 port,
 	struct in_device *in_dev = __in_dev_get_rcu(netdev);
 	const struct in_ifaddr *ifa;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "kiwi: IPv4 addresses need RCU");
 	if (!in_dev)
 		return n;
 	in_dev_for_each_ifa_rcu(ifa, in_dev) {
@@ -906,6 +913,7 @@ static int kiwi_local_addrs6(struct net_device *netdev, __be16 port,
 	struct inet6_dev *idev = __in6_dev_get(netdev);
 	struct inet6_ifaddr *ifp;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "kiwi: IPv6 addresses need RCU");
 	if (!idev)
 		return n;
 	read_lock_bh(&idev->lock);

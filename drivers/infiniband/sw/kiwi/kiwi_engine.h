@@ -11,10 +11,12 @@
 #include <linux/uio.h>
 
 #include "kiwi_fpdu.h"
+#include "kiwi_limits.h"
 #include "kiwi_wire.h"
 
 struct kiwi_qp;
 struct kiwi_mem;
+struct sock;
 
 #define KIWI_TX_BATCH		16	/* FPDUs handed to TCP per call */
 #define KIWI_TX_IOV_PER_FPDU	(2 + 2 + KIWI_MAX_SGE)	/* hdr, trailer, data */
@@ -102,9 +104,11 @@ struct kiwi_irq_entry {
  * @cur_active: @cur holds a partly sent entry
  * @slots: completion shadows, one per send queue entry
  * @orq: RDMA Reads in flight, a ring of @qp->ord entries
- * @orq_head: oldest; @orq_tail: next free (protected by qp->sq_lock)
+ * @orq_head: oldest entry of @orq (protected by qp->sq_lock, as is @orq_tail)
+ * @orq_tail: next free entry of @orq
  * @irq: inbound RDMA Read Requests to answer, a ring of KIWI_MAX_IRD
- * @irq_head: oldest; @irq_tail: next free (protected by @irq_lock)
+ * @irq_head: oldest entry of @irq (protected by @irq_lock, as is @irq_tail)
+ * @irq_tail: next free entry of @irq
  * @irq_lock: the receive engine adds requests from softirq context
  * @resp_active: a Read Response is being sent; its @irq slot is freed
  *	just before its last FPDU goes to TCP
@@ -125,6 +129,10 @@ struct kiwi_irq_entry {
  *	into; only ever appended to, as TCP references what is written
  * @zc_off: first free byte in @zc_page
  * @bvec: vectors of one zero-copy batch
+ * @hdr: FPDU headers of one batch
+ * @trl: pad and CRC trailers of one batch
+ * @iov: the vectors over @hdr, the payload and @trl
+ * @kmapped: payload pages mapped for the batch, unmapped after it
  */
 struct kiwi_tx {
 	struct kiwi_qp *qp;
@@ -161,7 +169,6 @@ struct kiwi_tx {
 	struct page *zc_page;
 	unsigned int zc_off;
 	struct bio_vec bvec[KIWI_TX_BVEC_MAX];
-	/* one batch of FPDUs: headers, trailers, and the vectors over them */
 	u8 hdr[KIWI_TX_BATCH][KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN +
 				KIWI_READ_REQ_LEN];
 	u8 trl[KIWI_TX_BATCH][3 + KIWI_MPA_CRC_SIZE];
@@ -169,6 +176,7 @@ struct kiwi_tx {
 	void *kmapped[KIWI_TX_BATCH * KIWI_MAX_SGE * 2];
 };
 
+/* kiwi_tx.c */
 int kiwi_tx_init(void);
 void kiwi_tx_exit(void);
 int kiwi_engines_alloc(struct kiwi_qp *qp);
@@ -177,9 +185,11 @@ void kiwi_engines_start(struct kiwi_qp *qp);
 void kiwi_engines_stop(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_direct(struct kiwi_qp *qp);
-void kiwi_rx_data_ready(struct sock *sk);
 void kiwi_tx_zc_report(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);
+
+/* kiwi_rx.c */
+void kiwi_rx_data_ready(struct sock *sk);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_drain(struct kiwi_qp *qp);
 void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc);

@@ -634,6 +634,7 @@ static struct kiwi_mem *kiwi_mw_get(struct kiwi_device *kdev, u32 index)
 static bool kiwi_mw_fits(const struct kiwi_mem *mr, const struct ib_qp *qp,
 			 u64 to, u64 len, int access)
 {
+	lockdep_assert_held(&mr->lock);
 	if (!mr->valid || mr->pd != qp->pd || mr->type != KIWI_MEM_USER ||
 	    !(mr->access & IB_ACCESS_MW_BIND))
 		return false;

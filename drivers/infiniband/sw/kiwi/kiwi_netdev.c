@@ -61,6 +61,7 @@ void kiwi_netdev_sync(struct kiwi_device *kdev)
 	union ib_gid gid;
 
 	ASSERT_RTNL();
+	ASSERT_RTNL();
 	kiwi_port_update(kdev);
 	if (rdma_query_gid(&kdev->ibdev, 1, 0, &gid) ||
 	    memcmp(gid.raw, kdev->netdev->dev_addr, ETH_ALEN))

@@ -13,9 +13,9 @@
  * A QP created on an SRQ has no receive ring: its receive engine takes WQEs
  * from the SRQ (kiwi_srq.c), and post_recv on it fails with -EINVAL.
  *
- * Locking: state_lock (mutex) is taken before sq_lock/rq_lock (spinlocks,
- * interrupts off); a CQ's lock nests inside either. An SRQ's lock is taken
- * under none of them.
+ * Locking: state_lock (a mutex) serialises state changes; sq_lock and
+ * rq_lock (spinlocks, interrupts off) the rings. Lock order: the table in
+ * Documentation/infiniband/kiwi.rst ("Locking and context").
  */
 
 #include <linux/log2.h>
@@ -73,14 +73,14 @@ struct kiwi_qp *kiwi_qp_get_by_num(struct kiwi_device *kdev, u32 qpn)
  * and its consumer gets IB_EVENT_QP_FATAL.
  *
  * Context: process context, RTNL held; takes the QP table's lock, then
- * each QP's state_lock (RTNL before state_lock; kiwi never takes RTNL
- * under a state_lock).
+ * each QP's state_lock.
  */
 void kiwi_qp_all_lost(struct kiwi_device *kdev)
 {
 	unsigned long qpn;
 	struct kiwi_qp *qp;
 
+	ASSERT_RTNL();
 	for (qpn = 0;; qpn++) {
 		/* Under the table's lock a QP found is not yet freed. */
 		xa_lock(&kdev->qp_xa);
@@ -370,6 +370,7 @@ static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state,
 {
 	bool failing = state == IB_QPS_ERR && qp->state != IB_QPS_ERR;
 
+	lockdep_assert_held(&qp->state_lock);
 	WRITE_ONCE(qp->state, state);
 	/* Full barrier: a later post sees the new state in the ring. */
 	smp_store_mb(qp->ctrl->state, state);
@@ -492,6 +493,7 @@ void kiwi_qp_cq_error(struct kiwi_qp *qp)
 /* Ask the connection, if any, to close. Context: qp->state_lock held. */
 static void kiwi_qp_close_conn(struct kiwi_qp *qp, bool abrupt)
 {
+	lockdep_assert_held(&qp->state_lock);
 	if (qp->cep)
 		kiwi_cm_close(qp->cep, abrupt);
 }
@@ -505,6 +507,7 @@ static void kiwi_qp_close_term(struct kiwi_qp *qp)
 {
 	const struct kiwi_term t = { .code = KIWI_TC_RDMAP_LOCAL_CATA };
 
+	lockdep_assert_held(&qp->state_lock);
 	if (kiwi_qp_terminate(qp, &t))
 		flush_work(&qp->tx->work);
 	else
@@ -668,6 +671,7 @@ int kiwi_qp_cm_bind(struct kiwi_qp *qp, struct kiwi_cep *cep)
 {
 	int ret = 0;
 
+	lockdep_assert_held(&cep->lock);
 	mutex_lock(&qp->state_lock);
 	if (qp->cep || (qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR)) {
 		ret = -EINVAL;
@@ -684,6 +688,7 @@ void kiwi_qp_cm_unbind(struct kiwi_qp *qp, struct kiwi_cep *cep)
 {
 	bool put = false;
 
+	lockdep_assert_held(&cep->lock);
 	mutex_lock(&qp->state_lock);
 	if (qp->cep == cep) {
 		qp->cep = NULL;
@@ -708,6 +713,7 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 {
 	int ret = 0;
 
+	lockdep_assert_held(&cep->lock);
 	mutex_lock(&qp->state_lock);
 	if (qp->cep != cep ||
 	    (qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR)) {
@@ -730,10 +736,11 @@ out:
 
 /*
  * The connection is going away: fail the QP (flushing its WRs) and let go
- * of the socket. Context: process context; cep->lock held.
+ * of the socket. Context: process context; @cep's lock held.
  */
-void kiwi_qp_cm_disconnected(struct kiwi_qp *qp)
+void kiwi_qp_cm_disconnected(struct kiwi_qp *qp, struct kiwi_cep *cep)
 {
+	lockdep_assert_held(&cep->lock);
 	mutex_lock(&qp->state_lock);
 	if (qp->state != IB_QPS_ERR)
 		kiwi_qp_set_state(qp, IB_QPS_ERR, false);

@@ -14,7 +14,8 @@
  * fails the QP.
  *
  * Context: softirq or process context with the socket lock held; never
- * sleeps. Takes qp->rq_lock and qp->sq_lock (interrupts off).
+ * sleeps. Takes qp->rq_lock, qp->sq_lock and tx->irq_lock (interrupts
+ * off); lock order: the table in Documentation/infiniband/kiwi.rst.
  */
 
 #include <linux/skbuff.h>
@@ -454,13 +455,17 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	return avail;
 }
 
-/* Socket data-ready callback of a connected QP. Context: softirq. */
+/*
+ * Socket data-ready callback of a connected QP. Context: softirq, or process
+ * context processing the backlog; the socket lock held either way.
+ */
 void kiwi_rx_data_ready(struct sock *sk)
 {
 	read_descriptor_t desc = { .count = 1 };
 	struct kiwi_cep *cep;
 	struct kiwi_qp *qp;
 
+	lockdep_assert(lockdep_sock_is_held(sk));
 	read_lock(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
 	qp = cep ? cep->qp : NULL;

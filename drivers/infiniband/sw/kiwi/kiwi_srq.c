@@ -231,8 +231,8 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
  * When the WQEs left drop below the armed limit, the limit disarms and
  * IB_EVENT_SRQ_LIMIT_REACHED goes to the SRQ's handler, once (V-SRQ-15).
  *
- * Context: the receive engine (softirq or process, socket lock held);
- * takes @lock with interrupts off.
+ * Context: the receive engine (softirq or process context); takes @lock
+ * with interrupts off.
  * Return: true, or false when the SRQ is empty.
  */
 bool kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *rqe)

@@ -17,8 +17,8 @@
  * Context: process context. tx->run_lock makes the loop single; the work
  * item may sleep in TCP. The send queue's completion shadows and the ORQ
  * are protected by qp->sq_lock because the receive engine completes RDMA
- * Reads in softirq. Lock order: qp->state_lock (engines_stop) before
- * tx->run_lock; the loop takes neither qp->state_lock nor the socket lock.
+ * Reads in softirq. The loop takes neither qp->state_lock nor the socket
+ * lock. Lock order: the table in Documentation/infiniband/kiwi.rst.
  */
 
 #include <linux/errqueue.h>
@@ -1225,21 +1225,22 @@ bool kiwi_qp_work_pending(struct kiwi_qp *qp)
 /**
  * kiwi_qp_fin_cuts_work() - would the peer's FIN cut work short?
  * @qp: the connected QP
+ * @cep: its endpoint
  *
  * The peer may send its FIN the moment our last bytes reach it, while the
  * transmit loop that sent them has yet to retire the entry. A loop still
  * running is given about 100 ms to finish; one that stays busy (blocked
  * in TCP on a long message) has work pending (V-ST-R4, V-LLP-11).
  *
- * Context: process context, the endpoint's lock held (it comes before
- * tx->run_lock); sleeps.
+ * Context: process context, @cep's lock held; takes tx->run_lock; sleeps.
  */
-bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp)
+bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp, struct kiwi_cep *cep)
 {
 	struct kiwi_tx *tx = qp->tx;
 	bool pending;
 	int i;
 
+	lockdep_assert_held(&cep->lock);
 	for (i = 0; i < 100 && kiwi_qp_work_pending(qp); i++) {
 		if (mutex_trylock(&tx->run_lock)) {
 			pending = kiwi_qp_work_pending(qp);
@@ -1302,6 +1303,7 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 	struct kiwi_tx *tx = qp->tx;
 	struct sock *sk = qp->sock->sk;
 
+	lockdep_assert_held(&qp->state_lock);
 	memset(tx->msn, 0, sizeof(tx->msn));
 	tx->next = qp->sq.head;
 	tx->orq_head = 0;
