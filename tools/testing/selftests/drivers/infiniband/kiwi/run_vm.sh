@@ -36,7 +36,10 @@ for t in $tests; do
 		status=1
 		continue
 	fi
-	timeout 900 "$dir/$t"
+	# 15 minutes a test; the soak runs as long as it is asked to, plus that.
+	limit=900
+	[ "$t" = soak.sh ] && limit=$((${KIWI_SOAK_SECONDS:-120} + 900))
+	timeout "$limit" "$dir/$t"
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
 		# Its own "not ok" lines say what failed; this says it failed.
