@@ -106,7 +106,7 @@ site_name() { awk -v id="$1" '$1 == id { print $2 }' "$D/fail_sites"; }
 # again with that site's first call failing (fail_site, times 1). CMD must
 # return 0 (it did not hang) and leave nothing behind every time.
 site_walk() {
-	local name=$1 id bad=0 n=0 hit=0
+	local name=$1 id bad=0 n=0 hit=0 t0=$SECONDS
 	shift
 	sites >"$out/before"
 	"$@" || { echo "# $name: the workload hung with nothing failing"; return 1; }
@@ -129,7 +129,7 @@ site_walk() {
 		fi
 		n=$((n + 1))
 	done
-	echo "# $name: $n new sites called, $hit of them failed in turn"
+	echo "# $name: $n new sites called, $hit of them failed in turn ($((SECONDS - t0)) s)"
 	[ "$bad" = 0 ]
 }
 

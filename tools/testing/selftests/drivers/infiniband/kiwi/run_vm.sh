@@ -39,8 +39,10 @@ for t in $tests; do
 	# 15 minutes a test; the soak runs as long as it is asked to, plus that.
 	limit=900
 	[ "$t" = soak.sh ] && limit=$((${KIWI_SOAK_SECONDS:-120} + 900))
+	t0=$SECONDS
 	timeout "$limit" "$dir/$t"
 	rc=$?
+	echo "# $t took $((SECONDS - t0)) s"
 	if [ "$rc" -ne 0 ]; then
 		# Its own "not ok" lines say what failed; this says it failed.
 		echo "not ok - $t exited with status $rc"
