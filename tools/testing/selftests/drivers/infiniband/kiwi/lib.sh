@@ -175,9 +175,8 @@ pair() {
 	local src=$?
 	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
 		echo "# $name: client exit $crc, server exit $src"
-		grep -ihE "error|fail|unable|unexpected|invalid" \
-			"$out/$name.srv" "$out/$name.cli" | head -8 |
-			sed "s/^/# $name: /"
+		tail -n 12 "$out/$name.srv" | sed "s/^/# $name: server: /"
+		tail -n 12 "$out/$name.cli" | sed "s/^/# $name: client: /"
 		# What the kernel and the sockets looked like, to explain it.
 		dmesg | tail -8 | sed "s/^/# $name: dmesg: /"
 		{ ip netns exec "$sns" ss -tan; ip netns exec "$cns" ss -tan; } |
