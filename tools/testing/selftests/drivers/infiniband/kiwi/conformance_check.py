@@ -65,7 +65,7 @@ def find_digest(arg):
 
 
 def digest_ids(path):
-    """IDs in the order the checklist defines them ("- [ ] **V-X-1** ...")."""
+    """IDs in the order the checklist defines them ("- [ ] **V-AREA-N** ...")."""
     ids = []
     with open(path, encoding="utf-8") as f:
         for line in f:
