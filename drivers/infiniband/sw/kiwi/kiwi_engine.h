@@ -180,6 +180,7 @@ void kiwi_tx_kick_direct(struct kiwi_qp *qp);
 void kiwi_rx_data_ready(struct sock *sk);
 void kiwi_tx_zc_report(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);
+int kiwi_rx_prepare(struct kiwi_qp *qp);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_drain(struct kiwi_qp *qp);
 void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc);
