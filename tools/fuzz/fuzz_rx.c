@@ -7,14 +7,17 @@
  * RDMA Reads - how the stream is cut, and whether reading an FPDU or
  * placing a segment fails; the rest is the stream.
  *
- * This file supplies kiwi_fpdu_copy(), _start(), _place() and _end() as a
- * model of the module's memory and queues, and checks that the state
- * machine consumes every byte once, in order, never past what it was given;
- * that headers and trailers stay in their buffers; that what it accepts
- * respects the MSN, MO, length and CRC rules and the buffers' bounds; that
- * a Terminate for what it refuses echoes only received headers and parses
- * back; and that where the stream is cut changes nothing: the same stream
- * in one piece gives the same events and the same verdict.
+ * This file supplies kiwi_fpdu_copy(), _crc(), _start(), _place() and
+ * _end() as a model of the module's memory and queues, and checks that the
+ * state machine consumes every byte once, in order, never past what it was
+ * given; that headers, held payload and trailers stay in their buffers;
+ * that what it accepts respects the MSN, MO, length and CRC rules and the
+ * buffers' bounds; that what it places is the segment's payload, byte for
+ * byte, and, with CRCs, nothing of an FPDU reaches _start() or _place()
+ * before the whole FPDU is in and its CRC matched; that a Terminate for
+ * what it refuses echoes only received headers and parses back; and that
+ * where the stream is cut changes nothing: the same stream in one piece
+ * gives the same events and the same verdict.
  */
 #include "fuzz_common.h"
 #include "kiwi_fpdu.h"
@@ -128,6 +131,11 @@ int kiwi_fpdu_copy(const void *src, unsigned int off, void *dst,
 			    model->cfg->fault == RX_FAULT_COPY)
 				return -1;
 		}
+	} else if (rx->state == KIWI_RX_DATA) {
+		/* With CRCs, payload held for a later CRC */
+		ASSERT(rx->check_crc && !rx->pending);
+		ASSERT(d == rx->hold + rx->held && len <= rx->data_left);
+		ASSERT(rx->held + len <= KIWI_RX_HOLD_MAX);
 	} else {
 		ASSERT(rx->state == KIWI_RX_TRAILER);
 		ASSERT(d == rx->trl + rx->trl_got);
@@ -139,6 +147,38 @@ int kiwi_fpdu_copy(const void *src, unsigned int off, void *dst,
 	return 0;
 }
 
+u32 kiwi_fpdu_crc(const void *src, unsigned int off, unsigned int len,
+		  u32 crc)
+{
+	const struct rx_src *s = src;
+	struct kiwi_rx *rx = model->rx;
+
+	/* Payload, with CRCs, in order, each byte once */
+	ASSERT(s == model->src && rx->check_crc);
+	ASSERT(rx->state == KIWI_RX_DATA && len <= rx->data_left);
+	ASSERT(len && off == model->next && off + len <= s->end);
+	model->next += len;
+	return kiwi_crc32c_update(crc, s->stream + off, len);
+}
+
+/*
+ * With CRCs, before anything of the current FPDU goes past kiwi_fpdu.c:
+ * all of it is in, and its CRC matches.
+ */
+static void check_verified(const struct kiwi_rx *rx)
+{
+	const u8 *fp = model->src->stream + model->fpdu_start;
+	unsigned int n = KIWI_MPA_LEN_SIZE + rx->ulpdu_len +
+			 kiwi_mpa_pad(rx->ulpdu_len);
+
+	ASSERT(rx->state == KIWI_RX_TRAILER && rx->trl_got == rx->trl_need);
+	ASSERT(!rx->pending);
+	ASSERT(model->next - model->fpdu_start == kiwi_fpdu_len(rx->ulpdu_len));
+	ASSERT(kiwi_mpa_crc_final(kiwi_crc32c_update(kiwi_mpa_crc_init(), fp,
+						     n)) ==
+	       kiwi_mpa_crc_get(fp + n));
+}
+
 u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 {
 	const struct rx_cfg *cfg = model->cfg;
@@ -147,14 +187,19 @@ u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 	u64 i, sum = 0;
 
 	ASSERT(arg == model && rx == model->rx);
-	ASSERT(rx->state == KIWI_RX_HDR);
+	if (rx->check_crc) {
+		check_verified(rx);
+		ASSERT(rx->held <= seg);
+	} else {
+		ASSERT(rx->state == KIWI_RX_HDR);
+		ASSERT(model->next == model->fpdu_start + rx->hdr_got);
+	}
 	/* The headers, all in, exactly, and what they say of the FPDU */
 	ASSERT(rx->hdr_got == rx->hdr_need);
 	ASSERT(rx->hdr_got == KIWI_MPA_LEN_SIZE + h->hdr_len);
 	ASSERT(rx->ulpdu_len == get_unaligned_be16(rx->hdr));
 	ASSERT(h->hdr_len <= rx->ulpdu_len);
 	ASSERT(seg == rx->ulpdu_len - h->hdr_len);
-	ASSERT(model->next == model->fpdu_start + rx->hdr_got);
 	event(1, (u64)model->fpdu_start << 32 | rx->ulpdu_len << 8 |
 	      h->opcode);
 
@@ -205,19 +250,38 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 {
 	const struct rx_cfg *cfg = model->cfg;
 	const struct rx_src *s = src;
+	const u8 *bytes, *want;
 	u32 pos = rx->mo, at;
 	int i;
 
-	ASSERT(arg == model && s == model->src);
-	ASSERT(rx->state == KIWI_RX_DATA);
-	ASSERT(len && off == model->next && off + len <= s->end);
-	ASSERT(len <= rx->data_left);
+	ASSERT(arg == model && (!s || s == model->src));
+	ASSERT(len && len <= rx->data_left);
+	if (rx->check_crc) {
+		/* Checked first: from the hold buffer, or the stream's last piece */
+		check_verified(rx);
+		if (s) {
+			ASSERT(off + len <= model->next && off + len <= s->end);
+			bytes = s->stream + off;
+		} else {
+			ASSERT(!model->placed && len == rx->held &&
+			       off + len <= KIWI_RX_HOLD_MAX);
+			bytes = rx->hold + off;
+		}
+	} else {
+		/* As it comes */
+		ASSERT(s && rx->state == KIWI_RX_DATA);
+		ASSERT(off == model->next && off + len <= s->end);
+		bytes = s->stream + off;
+	}
+	/* The segment's payload, in order, byte for byte */
+	want = model->src->stream + model->fpdu_start + KIWI_MPA_LEN_SIZE +
+	       rx->ddp.hdr_len + model->placed;
+	ASSERT(!memcmp(bytes, want, len));
 	if (!model->placed && ++model->payloads == cfg->fault_at &&
 	    cfg->fault == RX_FAULT_PLACE)
 		return KIWI_TC_DDP_LOCAL_CATA;	/* as a failed kiwi_mem_write_skb() */
-	if (rx->check_crc)
-		rx->crc = kiwi_crc32c_update(rx->crc, s->stream + off, len);
-	model->next += len;
+	if (!rx->check_crc)
+		model->next += len;
 	model->placed += len;
 
 	if (rx->ddp.tagged) {
@@ -400,6 +464,8 @@ static u32 run(const struct rx_cfg *cfg, const u8 *stream, size_t len,
 	size_t pos = 0;
 
 	memset(&rx, 0xa5, sizeof(rx));	/* nothing is read before written */
+	rx.hold = cfg->crc ? malloc(KIWI_RX_HOLD_MAX) : NULL;
+	ASSERT(!cfg->crc || rx.hold);
 	kiwi_fpdu_reset(&rx, cfg->crc);
 	rx.have_rqe = false;
 	rx.rqe_len = 0;
@@ -438,6 +504,7 @@ static u32 run(const struct rx_cfg *cfg, const u8 *stream, size_t len,
 	*stop = m.next;
 	*hash = m.hash;
 	model = NULL;
+	free(rx.hold);
 	return tc;
 }
 

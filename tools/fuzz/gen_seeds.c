@@ -231,6 +231,18 @@ static void rx_seeds(void)
 	one = rx_tagged(s, KIWI_OP_WRITE, 0x1000, 4, true);
 	one += fpdu(s + one, u, 18 + 60, true);
 	rx_emit(&i, 0x05, s, one);
+	/*
+	 * With CRC, FPDUs whose CRC matches but whose headers fail, told only
+	 * after the trailer: a ULPDU of 0 bytes, one of 4, a Write out of
+	 * the buffer's bounds in pieces of 1 to 3 bytes
+	 */
+	one = fpdu(s, u, 0, true);
+	rx_emit(&i, 0x05, s, one);
+	kiwi_ddp_build_untagged(u, KIWI_OP_SEND, true, 0, KIWI_QN_SEND, 1, 0);
+	one = fpdu(s, u, 4, true);
+	rx_emit(&i, 0x05, s, one);
+	one = rx_tagged(s, KIWI_OP_WRITE, 0x9000, 64, true);
+	rx_emit(&i, 0x01, s, one);
 	/* A Read Request of a buffer that is not ours */
 	rr.src_stag = 0x999;
 	kiwi_ddp_build_untagged(u, KIWI_OP_READ_REQ, true, 0, KIWI_QN_READ_REQ,

@@ -679,6 +679,26 @@ static void send_rtr(struct peer *p)
 }
 
 /*
+ * The end of the control cases: a Send "kiwi-send", which the server
+ * checks region rw against and answers; then our FIN, and the device's.
+ */
+static void control_send(struct peer *p)
+{
+	static const char sdata[] = "kiwi-send";
+	u8 u[KIWI_UNTAGGED_HDR_LEN + sizeof(sdata)];
+
+	send_fpdu(p, u, untagged(u, KIWI_OP_SEND, 0, KIWI_QN_SEND,
+				 p->msn_send++, sdata, sizeof(sdata) - 1));
+	if (collect(p, UNTIL_REPLY, NULL, NULL) != 1)
+		return;
+	snprintf(p->detail, sizeof(p->detail), "%lu bytes read back",
+		 p->read_bytes);
+	shutdown(p->fd, SHUT_WR);
+	/* The device closes after us; nothing else may come. */
+	collect(p, UNTIL_CLOSE, NULL, NULL);
+}
+
+/*
  * Control: a Write, Reads (the first of what was written), a zero-length
  * Read with a bogus source (R-RRQ-14: not validated), then a Send; the
  * server checks the Write and the Send landed and answers with a Send of
@@ -687,7 +707,6 @@ static void send_rtr(struct peer *p)
 static void c_control(struct peer *p)
 {
 	static const char wdata[] = "kiwi-write";
-	static const char sdata[] = "kiwi-send";
 	u8 u[256], want[64];
 	u64 to = 0;
 	int i, r;
@@ -727,15 +746,7 @@ static void c_control(struct peer *p)
 	send_fpdu(p, u, read_req(p, u, BOGUS_STAG, TO_NEAR_WRAP, 0));
 	if (collect(p, UNTIL_READ_DONE, NULL, &to) != 1 || to)
 		bad(p, "zero-length Read with a bogus source not answered");
-	send_fpdu(p, u, untagged(u, KIWI_OP_SEND, 0, KIWI_QN_SEND,
-				 p->msn_send++, sdata, sizeof(sdata) - 1));
-	if (collect(p, UNTIL_REPLY, NULL, NULL) != 1)
-		return;
-	snprintf(p->detail, sizeof(p->detail), "%lu bytes read back",
-		 p->read_bytes);
-	shutdown(p->fd, SHUT_WR);
-	/* The device closes after us; nothing else may come. */
-	collect(p, UNTIL_CLOSE, NULL, NULL);
+	control_send(p);
 }
 
 /* MPA length field below the smallest DDP header: not a DDP segment. */
@@ -787,6 +798,105 @@ static void c_crc_bad(struct peer *p)
 		die("case crc-bad needs MPA CRC (-c)");
 	offender(p, u, n);
 	send_all(p, out, fpdu_frame(p, out, u, n, 0x00010000));
+}
+
+/*
+ * RDMA Writes with MPA CRC: one FPDU of SPLIT_LEN payload bytes at the
+ * start of region rw, which the server filled with pattern(). The split
+ * cases send it in SPLIT_PIECES pieces, SPLIT_PAUSE_MS apart, so that the
+ * device has the first bytes in hand long before the CRC arrives.
+ */
+#define SPLIT_LEN	16000
+#define SPLIT_PIECES	3
+#define SPLIT_PAUSE_MS	200
+#define FLIP_AT		8000	/* payload byte whose bit 0 a bad case flips */
+
+/*
+ * One Write of @len bytes of @data to rw's start. @flip: after the CRC
+ * was computed, flip bit 0 of payload byte FLIP_AT (or of the last byte,
+ * when shorter). @pieces: send the frame in that many pieces.
+ */
+static void write_fpdu(struct peer *p, const u8 *data, unsigned int len,
+		       bool flip, int pieces)
+{
+	static u8 u[KIWI_TAGGED_HDR_LEN + SPLIT_LEN], out[MAX_FPDU];
+	size_t n, sent = 0, piece;
+	int i;
+
+	need_regions(p);
+	if (!p->crc)
+		die("case %s needs MPA CRC (-c)", p->name);
+	n = tagged(u, KIWI_OP_WRITE, p->rw.stag, p->rw.addr, data, len);
+	offender(p, u, n);
+	n = fpdu_frame(p, out, u, n, 0);
+	if (flip)
+		out[KIWI_MPA_LEN_SIZE + KIWI_TAGGED_HDR_LEN +
+		    (len > FLIP_AT ? FLIP_AT : len - 1)] ^= 1;
+	piece = n / pieces;
+	for (i = 0; i < pieces; i++) {
+		size_t m = i == pieces - 1 ? n - sent : piece;
+
+		if (i)
+			usleep(SPLIT_PAUSE_MS * 1000);
+		send_all(p, out + sent, m);
+		sent += m;
+	}
+}
+
+/* What the bad cases write: no byte equals the region's pattern. */
+static void not_pattern(u8 *d, unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		d[i] = (u8)~pattern(i);
+}
+
+/* A 1 KiB Write, one bit spoilt after the CRC: in one TCP segment. */
+static void c_crc_write(struct peer *p)
+{
+	u8 d[1024];
+
+	not_pattern(d, sizeof(d));
+	write_fpdu(p, d, sizeof(d), true, 1);
+}
+
+/* The same, 16000 bytes in three pieces. */
+static void c_crc_write_split(struct peer *p)
+{
+	static u8 d[SPLIT_LEN];
+
+	not_pattern(d, sizeof(d));
+	write_fpdu(p, d, sizeof(d), true, SPLIT_PIECES);
+}
+
+/*
+ * Good split Writes: new bytes, read back whole; then "kiwi-write" and the
+ * pattern, and the control case's Send, which the server checks against
+ * "kiwi-write" and answers.
+ */
+static void c_crc_split(struct peer *p)
+{
+	static const char wdata[] = "kiwi-write";
+	static u8 d[SPLIT_LEN];
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN];
+	unsigned int i;
+	u64 to = 0;
+
+	not_pattern(d, sizeof(d));
+	write_fpdu(p, d, sizeof(d), false, SPLIT_PIECES);
+	send_fpdu(p, u, read_req(p, u, p->rw.stag, p->rw.addr, sizeof(d)));
+	p->want_len = sizeof(d);
+	if (collect(p, UNTIL_READ_DONE, d, &to) != 1 || to != sizeof(d)) {
+		bad(p, "Read of the %zu bytes written returned %llu",
+		    sizeof(d), (unsigned long long)to);
+		return;
+	}
+	for (i = 0; i < sizeof(d); i++)
+		d[i] = pattern(i);
+	memcpy(d, wdata, sizeof(wdata) - 1);
+	write_fpdu(p, d, sizeof(d), false, SPLIT_PIECES);
+	control_send(p);
 }
 
 /* A 4-byte message to the region rw (@to_rw) or to the Send queue. */
@@ -1329,6 +1439,9 @@ static const struct evil_case cases[] = {
 	RDMA("fpdu-truncated", c_fpdu_truncated, "FPDU cut short by our FIN"),
 	RDMA("fpdu-oversized", c_fpdu_oversized, "Send FPDU of 65535 bytes"),
 	RDMA("crc-bad", c_crc_bad, "Send with a wrong MPA CRC"),
+	RDMA("crc-write", c_crc_write, "1 KiB Write, a payload bit flipped after the CRC"),
+	RDMA("crc-write-split", c_crc_write_split, "the same, 16000 bytes in three pieces"),
+	RDMA("crc-split", c_crc_split, "valid 16000-byte Writes in three pieces, read back"),
 	RDMA("opcode-unknown", c_opcode_unknown, "RDMAP opcode 8"),
 	RDMA("opcode-tflag", c_opcode_tflag, "Send opcode with the T flag"),
 	RDMA("rdmap-version", c_rdmap_version, "RDMAP version 2"),

@@ -32,6 +32,7 @@ enum kiwi_stat {
 	KIWI_STAT_ZCOPY_BYTES,	/* wire bytes TCP took by reference */
 	KIWI_STAT_ZCOPY_COPIED,	/* zero-copy sends TCP ended up copying */
 	KIWI_STAT_ZCOPY_NOBUFS,	/* batches copied: no notification room */
+	KIWI_STAT_RX_HELD_BYTES, /* payload held until its MPA CRC matched */
 	KIWI_NUM_STATS
 };
 

@@ -190,6 +190,7 @@ void kiwi_sq_complete(struct kiwi_qp *qp);
 
 /* kiwi_rx.c */
 void kiwi_rx_data_ready(struct sock *sk);
+int kiwi_rx_prepare(struct kiwi_qp *qp);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_drain(struct kiwi_qp *qp);
 void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc);

@@ -6,10 +6,19 @@
  *
  * An FPDU is a 2-byte ULPDU_Length, the ULPDU (DDP header, maybe an RDMAP
  * header, payload), 0 to 3 pad bytes and a 4-byte CRC (RFC 5044 section
- * 4). The headers are collected into @rx->hdr first: 3 bytes tell the
- * DDP header's length (the T flag), an untagged header tells whether a
- * Read Request or Terminate header follows, and only then are they parsed.
- * Every length is bounded before bytes are copied for it.
+ * 4). The headers are collected into @rx->hdr first: the length field,
+ * then a byte that tells the DDP header's length (the T flag), then an
+ * untagged header tells whether a Read Request or Terminate header
+ * follows, and only then are they parsed. Every length is bounded before
+ * bytes are copied for it.
+ *
+ * With MPA CRCs the FPDU is verified before the ULPDU goes to DDP (RFC
+ * 5044 sections 3 and 6): the headers are only collected and sized, the
+ * payload only checksummed - and copied to @rx->hold when the rest of the
+ * FPDU is not in the same piece of the stream - and once the CRC matched
+ * the headers are parsed and checked and the payload placed, from @hold
+ * and from the stream. A violation the headers show before that waits in
+ * @rx->pending: a bad CRC is reported first, whatever else is wrong.
  */
 
 #include "kiwi_fpdu.h"
@@ -26,7 +35,9 @@ void kiwi_fpdu_next(struct kiwi_rx *rx)
 {
 	rx->state = KIWI_RX_HDR;
 	rx->hdr_got = 0;
-	rx->hdr_need = KIWI_MPA_LEN_SIZE + 1;
+	rx->hdr_need = KIWI_MPA_LEN_SIZE;
+	rx->held = 0;
+	rx->pending = 0;
 }
 
 void kiwi_fpdu_reset(struct kiwi_rx *rx, bool check_crc)
@@ -40,21 +51,27 @@ void kiwi_fpdu_reset(struct kiwi_rx *rx, bool check_crc)
 }
 
 /*
- * @rx->hdr_need bytes are in: size the rest of the headers, or parse them
- * when they are complete. Return: 0 (complete when @rx->hdr_got is still
- * @rx->hdr_need) or a Terminate code.
+ * @rx->hdr_need bytes are in: size the rest of the headers, or, without
+ * CRCs, parse them when they are complete. Return: 0 (complete when
+ * @rx->hdr_got is still @rx->hdr_need) or a Terminate code.
  */
 static u32 fpdu_hdr(struct kiwi_rx *rx)
 {
 	const u8 *ddp = rx->hdr + KIWI_MPA_LEN_SIZE;
 
-	if (rx->hdr_need == KIWI_MPA_LEN_SIZE + 1) {
-		/* Length and DDP control are in: size the headers. */
+	/* Too short for a DDP segment, as kiwi_ddp_parse() says. */
+	if (rx->hdr_need == KIWI_MPA_LEN_SIZE) {
 		rx->ulpdu_len = get_unaligned_be16(rx->hdr);
+		if (!rx->ulpdu_len)
+			return KIWI_TC_DDP_LOCAL_CATA;
+		rx->hdr_need = KIWI_MPA_LEN_SIZE + 1;
+		return 0;
+	}
+	if (rx->hdr_need == KIWI_MPA_LEN_SIZE + 1) {
+		/* DDP control is in: size the headers. */
 		rx->hdr_need = KIWI_MPA_LEN_SIZE + (ddp[0] & FPDU_DDP_T ?
 						    KIWI_TAGGED_HDR_LEN :
 						    KIWI_UNTAGGED_HDR_LEN);
-		/* Too short for a DDP segment, as kiwi_ddp_parse() says. */
 		if (rx->ulpdu_len + KIWI_MPA_LEN_SIZE < rx->hdr_need)
 			return KIWI_TC_DDP_LOCAL_CATA;
 		return 0;
@@ -72,7 +89,7 @@ static u32 fpdu_hdr(struct kiwi_rx *rx)
 			return 0;
 		}
 	}
-	return kiwi_ddp_parse(ddp, rx->ulpdu_len, &rx->ddp);
+	return rx->check_crc ? 0 : kiwi_ddp_parse(ddp, rx->ulpdu_len, &rx->ddp);
 }
 
 static bool fpdu_is_send(u8 opcode)
@@ -110,19 +127,12 @@ static u32 fpdu_segment_start(struct kiwi_rx *rx, void *arg)
 	return KIWI_TC_RDMAP_UNEXP_OPCODE;
 }
 
-/* The trailer is in: check the CRC, act on the segment, go on. */
+/* The whole segment is in (and its CRC matched): act on it, go on. */
 static u32 fpdu_segment_end(struct kiwi_rx *rx, void *arg)
 {
 	const struct kiwi_ddp_hdr *h = &rx->ddp;
-	unsigned int pad = rx->trl_need - KIWI_MPA_CRC_SIZE;
 	u32 tc;
 
-	if (rx->check_crc) {
-		u32 crc = kiwi_crc32c_update(rx->crc, rx->trl, pad);
-
-		if (kiwi_mpa_crc_final(crc) != kiwi_mpa_crc_get(rx->trl + pad))
-			return KIWI_TC_MPA_CRC;
-	}
 	tc = kiwi_fpdu_end(rx, arg);
 	if (tc)
 		return tc;
@@ -134,6 +144,125 @@ static u32 fpdu_segment_end(struct kiwi_rx *rx, void *arg)
 	if (rx->state != KIWI_RX_DEAD)
 		kiwi_fpdu_next(rx);
 	return 0;
+}
+
+/* Place @len payload bytes at @off in @src (NULL: @rx->hold). */
+static u32 fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
+		      unsigned int off, unsigned int len)
+{
+	u32 tc = kiwi_fpdu_place(rx, arg, src, off, len);
+
+	if (tc)
+		return tc;
+	if (!rx->ddp.tagged)
+		rx->mo += len;
+	rx->data_left -= len;
+	return 0;
+}
+
+/* The headers are in: get ready for the payload. Return: 0 or a tc. */
+static u32 fpdu_payload(struct kiwi_rx *rx, void *arg)
+{
+	u32 tc;
+
+	rx->trl_got = 0;
+	rx->trl_need = kiwi_mpa_pad(rx->ulpdu_len) + KIWI_MPA_CRC_SIZE;
+	if (!rx->check_crc) {
+		tc = fpdu_segment_start(rx, arg);
+		if (tc)
+			return tc;
+	} else {
+		/* What the length field says follows the headers. */
+		rx->data_left = KIWI_MPA_LEN_SIZE + rx->ulpdu_len - rx->hdr_got;
+		rx->crc = kiwi_crc32c_update(kiwi_mpa_crc_init(), rx->hdr,
+					     rx->hdr_got);
+	}
+	rx->state = KIWI_RX_DATA;
+	return 0;
+}
+
+/*
+ * With CRCs, payload whose FPDU ends beyond this piece of the stream: add
+ * @len bytes at @off in @src to the CRC and keep them in @rx->hold (not
+ * when the headers failed already: nothing will be placed).
+ */
+static u32 fpdu_hold(struct kiwi_rx *rx, const void *src, unsigned int off,
+		     unsigned int len)
+{
+	u8 *dst = rx->hold + rx->held;
+
+	if (rx->pending) {
+		rx->crc = kiwi_fpdu_crc(src, off, len, rx->crc);
+	} else {
+		/* At most KIWI_RX_HOLD_MAX: the headers took 14 bytes or more. */
+		if (kiwi_fpdu_copy(src, off, dst, len))
+			return KIWI_TC_MPA_LOCAL_CATA;
+		rx->crc = kiwi_crc32c_update(rx->crc, dst, len);
+		rx->held += len;
+	}
+	rx->data_left -= len;
+	return 0;
+}
+
+/*
+ * With CRCs, the whole FPDU is in: the payload in @rx->hold and then @len
+ * bytes at @off in @src, the trailer in @rx->trl. Check the CRC; only
+ * then the headers, and place the payload.
+ */
+static u32 fpdu_deliver(struct kiwi_rx *rx, void *arg, const void *src,
+			unsigned int off, unsigned int len)
+{
+	unsigned int pad = rx->trl_need - KIWI_MPA_CRC_SIZE;
+	u32 crc = kiwi_crc32c_update(rx->crc, rx->trl, pad);
+	u32 tc;
+
+	if (kiwi_mpa_crc_final(crc) != kiwi_mpa_crc_get(rx->trl + pad))
+		return KIWI_TC_MPA_CRC;
+	if (rx->pending)
+		return rx->pending;
+	tc = kiwi_ddp_parse(rx->hdr + KIWI_MPA_LEN_SIZE, rx->ulpdu_len,
+			    &rx->ddp);
+	if (!tc)
+		tc = fpdu_segment_start(rx, arg);
+	/* Parsed, the headers account for all but @held + @len bytes. */
+	if (!tc && rx->held)
+		tc = fpdu_place(rx, arg, NULL, 0, rx->held);
+	if (!tc && len)
+		tc = fpdu_place(rx, arg, src, off, len);
+	return tc ? tc : fpdu_segment_end(rx, arg);
+}
+
+/*
+ * With CRCs: take payload from @src at *@off (*@len bytes there). When the
+ * rest of the FPDU is there, check and deliver it straight from @src;
+ * else hold what there is.
+ */
+static u32 fpdu_data_crc(struct kiwi_rx *rx, void *arg, const void *src,
+			 unsigned int *off, unsigned int *len)
+{
+	unsigned int at = *off, n = rx->data_left;
+	u32 tc = 0;
+
+	if (*len < n + rx->trl_need) {
+		n = fpdu_min(*len, n);
+		*off += n;
+		*len -= n;
+		if (n)
+			tc = fpdu_hold(rx, src, at, n);
+		if (!tc && !rx->data_left)
+			rx->state = KIWI_RX_TRAILER;
+		return tc;
+	}
+	if (n)
+		rx->crc = kiwi_fpdu_crc(src, at, n, rx->crc);
+	rx->data_left = 0;
+	rx->state = KIWI_RX_TRAILER;
+	if (kiwi_fpdu_copy(src, at + n, rx->trl, rx->trl_need))
+		return KIWI_TC_MPA_LOCAL_CATA;
+	rx->trl_got = rx->trl_need;
+	*off += n + rx->trl_need;
+	*len -= n + rx->trl_need;
+	return fpdu_deliver(rx, arg, src, at, n);
 }
 
 u32 kiwi_fpdu_recv(struct kiwi_rx *rx, void *arg, const void *src,
@@ -154,31 +283,31 @@ u32 kiwi_fpdu_recv(struct kiwi_rx *rx, void *arg, const void *src,
 			if (rx->hdr_got < rx->hdr_need)
 				break;
 			tc = fpdu_hdr(rx);
-			if (tc)
+			if (tc && !rx->check_crc)
 				return tc;
+			if (tc) {
+				/* Told once the CRC matched: no more headers. */
+				rx->pending = tc;
+				rx->hdr_need = rx->hdr_got;
+			}
 			if (rx->hdr_got < rx->hdr_need)
 				break;	/* more headers follow */
-			if (rx->check_crc)
-				rx->crc = kiwi_crc32c_update(kiwi_mpa_crc_init(),
-							     rx->hdr,
-							     rx->hdr_got);
-			tc = fpdu_segment_start(rx, arg);
+			tc = fpdu_payload(rx, arg);
 			if (tc)
 				return tc;
-			rx->trl_got = 0;
-			rx->trl_need = kiwi_mpa_pad(rx->ulpdu_len) +
-				       KIWI_MPA_CRC_SIZE;
-			rx->state = KIWI_RX_DATA;
 			fallthrough;
 		case KIWI_RX_DATA:
-			n = fpdu_min(len, rx->data_left);
-			if (n) {
-				tc = kiwi_fpdu_place(rx, arg, src, off, n);
+			if (rx->check_crc) {
+				tc = fpdu_data_crc(rx, arg, src, &off, &len);
 				if (tc)
 					return tc;
-				if (!rx->ddp.tagged)
-					rx->mo += n;
-				rx->data_left -= n;
+				break;
+			}
+			n = fpdu_min(len, rx->data_left);
+			if (n) {
+				tc = fpdu_place(rx, arg, src, off, n);
+				if (tc)
+					return tc;
 				off += n;
 				len -= n;
 			}
@@ -194,7 +323,8 @@ u32 kiwi_fpdu_recv(struct kiwi_rx *rx, void *arg, const void *src,
 			len -= n;
 			if (rx->trl_got < rx->trl_need)
 				break;
-			tc = fpdu_segment_end(rx, arg);
+			tc = rx->check_crc ? fpdu_deliver(rx, arg, NULL, 0, 0) :
+					     fpdu_segment_end(rx, arg);
 			if (tc)
 				return tc;
 			break;

@@ -5,10 +5,17 @@
  * RFC 5041 and 5040), validate them, hand the payload over to be placed,
  * check pad and CRC, and keep the untagged queues' MSN and MO.
  *
+ * Without MPA CRCs the payload is placed as it arrives. With them nothing
+ * of an FPDU is acted on before its CRC matched (RFC 5044 section 6): the
+ * headers and payload are only checksummed until the trailer is in, and
+ * the payload stays where it is, in the stream's buffers, when the rest
+ * of the FPDU is there too; what must wait for later bytes waits in
+ * @rx->hold. Then the headers are validated and the payload placed.
+ *
  * Plain C like kiwi_wire.c: the module's receive engine (kiwi_rx.c) runs
  * it on the skbs of tcp_read_sock(), the host fuzzer on a buffer cut at
  * random points. What needs the rest of the module (memory, the receive
- * queue, the RDMA Read queues) is done by the four kiwi_fpdu_*() functions
+ * queue, the RDMA Read queues) is done by the five kiwi_fpdu_*() functions
  * declared last here, which the user of this file supplies: they are bound
  * at link time, so the module's receive path makes no indirect calls.
  */
@@ -26,9 +33,15 @@ struct kiwi_mem;
 				 KIWI_TERM_CTRL_LEN + KIWI_TERM_SEGLEN_LEN + \
 				 KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN)
 
+/*
+ * The most payload an FPDU can carry (ULPDU_Length 65535, the shortest
+ * DDP header): the size of @rx->hold.
+ */
+#define KIWI_RX_HOLD_MAX	(0xffff - KIWI_TAGGED_HDR_LEN)
+
 enum kiwi_rx_state {
 	KIWI_RX_HDR,		/* collecting length field and headers */
-	KIWI_RX_DATA,		/* placing the payload */
+	KIWI_RX_DATA,		/* placing (with CRCs: holding) the payload */
 	KIWI_RX_TRAILER,	/* pad and CRC */
 	KIWI_RX_DEAD,		/* after an error: discard everything */
 };
@@ -41,13 +54,19 @@ enum kiwi_rx_state {
  * @hdr_got: bytes of @hdr received
  * @hdr_need: bytes of @hdr needed
  * @ulpdu_len: the current FPDU's ULPDU_Length
- * @ddp: its decoded headers
- * @data_left: payload bytes still to place
+ * @ddp: its decoded headers (with CRCs: once the CRC matched)
+ * @data_left: payload bytes still to place (with CRCs: to receive, until
+ *	the CRC matched; then to place)
  * @trl: pad and CRC bytes received
  * @trl_got: their count
  * @trl_need: pad + CRC size
  * @check_crc: the connection negotiated MPA CRCs
  * @crc: running MPA CRC
+ * @hold: with @check_crc, KIWI_RX_HOLD_MAX bytes (the user allocates them)
+ *	where payload that came before the rest of its FPDU waits for the CRC
+ * @held: payload bytes of the current FPDU in @hold
+ * @pending: with @check_crc, the Terminate code of a violation found in
+ *	the headers, reported only once the CRC matched (0: none)
  * @msn: next MSN expected on each untagged queue
  * @mo: bytes received of the current Send message
  * @rqe: the receive WQE the current Send lands in
@@ -57,8 +76,8 @@ enum kiwi_rx_state {
  * @tmem: memory object of the current tagged segment, referenced
  * @to: where in it the next payload byte goes
  *
- * kiwi_fpdu.c keeps @state to @mo; the rest belongs to the functions the
- * user supplies.
+ * kiwi_fpdu.c keeps @state to @mo but for @hold; the rest belongs to the
+ * functions the user supplies.
  */
 struct kiwi_rx {
 	enum kiwi_rx_state state;
@@ -73,6 +92,9 @@ struct kiwi_rx {
 	unsigned int trl_need;
 	bool check_crc;
 	u32 crc;
+	u8 *hold;
+	unsigned int held;
+	u32 pending;
 	u32 msn[3];
 	u32 mo;
 	struct kiwi_rqe rqe;
@@ -86,7 +108,8 @@ struct kiwi_rx {
 /**
  * kiwi_fpdu_reset() - start a new stream: first FPDU, first messages
  * @rx: the engine
- * @check_crc: whether the connection negotiated MPA CRCs
+ * @check_crc: whether the connection negotiated MPA CRCs; @rx->hold must
+ *	then be allocated
  */
 void kiwi_fpdu_reset(struct kiwi_rx *rx, bool check_crc);
 
@@ -97,8 +120,8 @@ void kiwi_fpdu_next(struct kiwi_rx *rx);
  * kiwi_fpdu_recv() - consume the next @len bytes of the stream
  * @rx: the engine; nothing happens once its state is KIWI_RX_DEAD
  * @arg: passed to the supplied functions (the module: the QP)
- * @src: where the bytes are (the module: an skb), for kiwi_fpdu_copy()
- *	and kiwi_fpdu_place()
+ * @src: where the bytes are (the module: an skb), for kiwi_fpdu_copy(),
+ *	kiwi_fpdu_crc() and kiwi_fpdu_place()
  * @off: offset of the first byte in @src
  * @len: number of bytes; any number, FPDUs may start and end anywhere
  *
@@ -122,9 +145,13 @@ void kiwi_fpdu_term(const struct kiwi_rx *rx, u32 tc, struct kiwi_term *t);
 
 /*
  * Supplied by the user of this file. Each returns 0 or a Terminate code
- * (kiwi_fpdu_copy(): nonzero when the bytes cannot be read).
+ * (kiwi_fpdu_copy(): nonzero when the bytes cannot be read;
+ * kiwi_fpdu_crc(): the CRC).
  *
  * kiwi_fpdu_copy() copies @len stream bytes at @off in @src to @dst.
+ *
+ * kiwi_fpdu_crc() adds @len stream bytes at @off in @src to the CRC32c
+ * @crc (kiwi_crc32c_update() over them) and returns it.
  *
  * kiwi_fpdu_start() checks a new segment against the connection's state
  * once its headers passed kiwi_ddp_parse() and, untagged, the MSN and MO
@@ -132,10 +159,11 @@ void kiwi_fpdu_term(const struct kiwi_rx *rx, u32 tc, struct kiwi_term *t);
  * Read Response against the Read it answers), for a Send the receive WQE,
  * taken when there is none yet, whose capacity it sets in @rx->rqe_len.
  * Read Requests and Terminates need nothing: it is not called for them.
+ * With @rx->check_crc it is called only once the FPDU's CRC matched.
  *
- * kiwi_fpdu_place() places @len payload bytes at @off in @src, and adds
- * them to @rx->crc when @rx->check_crc: a tagged segment's at @rx->to on,
- * a Send's at message offset @rx->mo, which kiwi_fpdu_recv() advances.
+ * kiwi_fpdu_place() places @len payload bytes at @off in @src, or, when
+ * @src is NULL, at @rx->hold + @off: a tagged segment's at @rx->to on, a
+ * Send's at message offset @rx->mo, which kiwi_fpdu_recv() advances.
  *
  * kiwi_fpdu_end() acts on a whole segment whose CRC was checked; it may
  * set KIWI_RX_DEAD (a Terminate came in: nothing more is read). The MSN,
@@ -143,6 +171,8 @@ void kiwi_fpdu_term(const struct kiwi_rx *rx, u32 tc, struct kiwi_term *t);
  */
 int kiwi_fpdu_copy(const void *src, unsigned int off, void *dst,
 		   unsigned int len);
+u32 kiwi_fpdu_crc(const void *src, unsigned int off, unsigned int len,
+		  u32 crc);
 u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg);
 u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 		    unsigned int off, unsigned int len);

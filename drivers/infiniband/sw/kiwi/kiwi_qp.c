@@ -706,7 +706,8 @@ void kiwi_qp_cm_unbind(struct kiwi_qp *qp, struct kiwi_cep *cep)
  * @initiator: we sent the MPA Request (and owe the RTR message, if any)
  *
  * Context: process context; cep->lock held, takes qp->state_lock.
- * Return: 0, or -ECONNABORTED when the consumer failed the QP meanwhile.
+ * Return: 0, -ECONNABORTED when the consumer failed the QP meanwhile, or
+ * -ENOMEM when the receive engine's hold buffer (MPA CRCs) is not to be had.
  */
 int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 			   bool initiator)
@@ -720,9 +721,12 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 		ret = -ECONNABORTED;
 		goto out;
 	}
+	qp->crc = cep->crc;
+	ret = kiwi_rx_prepare(qp);
+	if (ret)
+		goto out;
 	qp->ird = cep->ird;
 	qp->ord = cep->ord;
-	qp->crc = cep->crc;
 	qp->rtr = cep->rtr;
 	qp->rtr_pending = cep->rtr != KIWI_RTR_NONE;
 	qp->initiator = initiator;

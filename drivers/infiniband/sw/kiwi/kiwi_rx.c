@@ -9,9 +9,11 @@
  * are the checks against connection state it calls out for (STags, the
  * receive WQE, RDMA Reads), and placement of payload straight from the skb
  * into registered memory (RDMA Write, Read Response) or into the receive
- * WQE's buffers (Send). Any violation queues a Terminate with the RFC
- * 5040/5041/5044 code and stops the engine; the connection manager then
- * fails the QP.
+ * WQE's buffers (Send). With MPA CRCs nothing is placed before the FPDU's
+ * CRC matched: payload of an FPDU whose end is in a later skb waits in
+ * the QP's hold buffer (rx->hold, allocated when the connection comes up).
+ * Any violation queues a Terminate with the RFC 5040/5041/5044 code and
+ * stops the engine; the connection manager then fails the QP.
  *
  * Context: softirq or process context with the socket lock held; never
  * sleeps. Takes qp->rq_lock, qp->sq_lock and tx->irq_lock (interrupts
@@ -22,10 +24,11 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "kiwi_fault.h"
 #include "kiwi_mem.h"
 #include "kiwi_wqe.h"
 
-/* CRC32c over skb bytes, for the MPA CRC of placed payload. */
+/* CRC32c over skb bytes, for the MPA CRC of payload. */
 static __wsum kiwi_rx_crc_update(const void *buf, int len, __wsum crc)
 {
 	return (__force __wsum)kiwi_crc32c_update((__force u32)crc, buf, len);
@@ -224,19 +227,38 @@ u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 	return 0;
 }
 
-/* Place @len payload bytes of the current segment from @src at @off. */
+u32 kiwi_fpdu_crc(const void *src, unsigned int off, unsigned int len,
+		  u32 crc)
+{
+	return (__force u32)__skb_checksum(src, off, len, (__force __wsum)crc,
+					   &kiwi_crc_ops);
+}
+
+/* Write @len bytes to @mem at @addr: from @skb at @off, or (NULL) @buf. */
+static int kiwi_rx_write(struct kiwi_mem *mem, u64 addr,
+			 const struct sk_buff *skb, const u8 *buf,
+			 unsigned int off, unsigned int len)
+{
+	if (skb)
+		return kiwi_mem_write_skb(mem, addr, skb, off, len);
+	return kiwi_mem_write(mem, addr, buf + off, len);
+}
+
+/*
+ * Place @len payload bytes of the current segment from @src at @off, or,
+ * when @src is NULL, from rx->hold at @off.
+ */
 u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 		    unsigned int off, unsigned int len)
 {
 	const struct sk_buff *skb = src;
+	struct kiwi_qp *qp = arg;
 	u32 pos = rx->mo;
 
-	if (rx->check_crc)
-		rx->crc = (__force u32)__skb_checksum(skb, off, len,
-						      (__force __wsum)rx->crc,
-						      &kiwi_crc_ops);
+	if (!skb)
+		atomic64_add(len, &qp->kdev->stats[KIWI_STAT_RX_HELD_BYTES]);
 	if (rx->ddp.tagged) {
-		if (kiwi_mem_write_skb(rx->tmem, rx->to, skb, off, len))
+		if (kiwi_rx_write(rx->tmem, rx->to, skb, rx->hold, off, len))
 			return KIWI_TC_DDP_LOCAL_CATA;
 		rx->to += len;
 		return 0;
@@ -252,8 +274,8 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 			return KIWI_TC_DDP_U_TOO_LONG;
 		sge = &rx->rqe.sge[i];
 		in = min(len, sge->length - at);
-		if (kiwi_mem_write_skb(rx->rqe_mem[i], sge->addr + at, skb,
-				       off, in))
+		if (kiwi_rx_write(rx->rqe_mem[i], sge->addr + at, skb,
+				  rx->hold, off, in))
 			return KIWI_TC_DDP_LOCAL_CATA;
 		pos += in;
 		off += in;
@@ -511,6 +533,26 @@ void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc)
 	qp->rx->hdr_got = 0;
 	kiwi_rx_terminate(qp, tc);
 	release_sock(sk);
+}
+
+/**
+ * kiwi_rx_prepare() - get the receive engine ready for a connection
+ * @qp: the QP, with qp->crc set as negotiated
+ *
+ * With MPA CRCs the engine needs its hold buffer: allocated here, the
+ * first time, and kept until the QP is destroyed (kiwi_engines_free()).
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -ENOMEM.
+ */
+int kiwi_rx_prepare(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = qp->rx;
+
+	if (!qp->crc || rx->hold)
+		return 0;
+	rx->hold = kiwi_fault() ? NULL : kvmalloc(KIWI_RX_HOLD_MAX, GFP_KERNEL);
+	return rx->hold ? 0 : -ENOMEM;
 }
 
 /*

@@ -11,6 +11,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[] = {
 	[KIWI_STAT_ZCOPY_BYTES] = { .name = "tx_zcopy_bytes" },
 	[KIWI_STAT_ZCOPY_COPIED] = { .name = "tx_zcopy_copied" },
 	[KIWI_STAT_ZCOPY_NOBUFS] = { .name = "tx_zcopy_nobufs" },
+	[KIWI_STAT_RX_HELD_BYTES] = { .name = "rx_crc_held_bytes" },
 };
 
 static_assert(ARRAY_SIZE(kiwi_stat_descs) == KIWI_NUM_STATS);

@@ -1288,6 +1288,8 @@ void kiwi_engines_free(struct kiwi_qp *qp)
 			put_page(qp->tx->zc_page);
 	}
 	kvfree(qp->tx);
+	if (qp->rx)
+		kvfree(qp->rx->hold);
 	kfree(qp->rx);
 	qp->tx = NULL;
 	qp->rx = NULL;

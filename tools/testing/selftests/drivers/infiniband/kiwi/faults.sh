@@ -9,7 +9,8 @@
 #    calls, then once per site not failed yet with that site's first call
 #    failing (fail_site). Workloads: device creation, an rping -V
 #    connection with data, and programs that reach the other sites: SRQ,
-#    memory windows, CQ resize, zero copy, kernel consumers (FRMR);
+#    memory windows, CQ resize, zero copy, kernel consumers (FRMR), MPA
+#    CRCs (the receive engine's hold buffer);
 #  - at random (probability 5 %) over those programs together;
 #  - through the kernel's failslab and fail_page_alloc, restricted with
 #    task-filter to the workload's own processes (kiwi, ib_core, uverbs
@@ -175,7 +176,12 @@ ktest() {
 	rmmod kiwi_ktest 2>/dev/null
 	return 0
 }
-for w in srq_pair mw_pair queues zc_pair ktest; do
+# kiwi_evilpeer, a plain TCP peer, asks kiwi1 for MPA CRCs.
+crc_pair() {
+	run_pair crc "$T/kiwi_term_server" 192.0.2.2 7500 1 -- \
+		"$T/kiwi_evilpeer" -c 192.0.2.2 7500 crc-split
+}
+for w in srq_pair mw_pair queues zc_pair ktest crc_pair; do
 	check "each new site of $w, failed in turn: clean ends" site_walk "$w" "$w"
 done
 mix() { srq_pair && mw_pair && queues && zc_pair && ktest; }

@@ -132,6 +132,24 @@ evil fpdu-truncated closed \
 evil fpdu-oversized "term 1/2/05 md" "$FATAL" \
 	"ULPDU_Length 65535 for a 4 KiB receive: caught at the header, R-SND-9"
 evil crc-bad "term 2/0/02 -" "$FATAL" "MPA CRC error, R-TCODE-18, R-TCODE-23" -c
+# RDMA Writes whose payload lost a bit after the CRC was computed: the
+# target region must keep its pattern byte for byte (RFC 5044 section 6:
+# the CRC is verified before the ULPDU goes to DDP), whether the FPDU
+# arrives in one piece or in three, 200 ms apart. The good split Writes
+# must land whole (read back, then the control case's check).
+evil crc-write "term 2/0/02 -" "$FATAL" \
+	"1 KiB Write, a payload bit flipped after its CRC: nothing placed" -c
+evil crc-write-split "term 2/0/02 -" "$FATAL" \
+	"16000-byte Write in three pieces, a bit flipped: nothing placed" -c
+HELD=/sys/class/infiniband/kiwi1/ports/1/hw_counters/rx_crc_held_bytes
+held=$(cat "$HELD")
+evil crc-split "reply verified" "$GOOD" \
+	"valid 16000-byte Writes in three pieces each land whole" -c
+# Of each 16020-byte FPDU the first two pieces (10664 payload bytes) came
+# before its trailer: placed from the hold buffer, counted there.
+held=$(($(cat "$HELD") - held))
+check "crc-split: $held payload bytes waited for their CRC (2 x 10664 at least)" \
+	test "$held" -ge 21328
 
 # RDMAP and DDP control fields.
 evil opcode-unknown "term 0/2/06 md" "$FATAL" "R-HDR-15, R-VAL-2"
