@@ -45,6 +45,7 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_device *kdev)
 
 	if (!cep)
 		return NULL;
+	atomic_inc(&kiwi_cm_endpoints);
 	kref_init(&cep->ref);
 	mutex_init(&cep->lock);
 	cep->kdev = kdev;
@@ -63,6 +64,7 @@ static void kiwi_cep_release(struct kref *ref)
 	if (cep->listener)
 		kiwi_cep_put(cep->listener);
 	kfree(cep);
+	atomic_dec(&kiwi_cm_endpoints);
 }
 
 void kiwi_cep_put(struct kiwi_cep *cep)
@@ -87,6 +89,13 @@ static void kiwi_cm_sk_event(struct sock *sk)
 	if (cep)
 		kiwi_cep_queue(cep);
 	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Let go of a socket kiwi made or accepted (counted in kiwi_cm_sockets). */
+static void kiwi_cm_sock_release(struct socket *sock)
+{
+	sock_release(sock);
+	atomic_dec(&kiwi_cm_sockets);
 }
 
 /* Take the socket's callbacks; the socket holds a reference on @cep. */
@@ -145,7 +154,7 @@ static void kiwi_cep_sock_close(struct kiwi_cep *cep, bool abrupt)
 		release_sock(sk);
 		kernel_sock_shutdown(sock, SHUT_RDWR);
 	}
-	sock_release(sock);
+	kiwi_cm_sock_release(sock);
 	cep->sock = NULL;
 	kiwi_cep_put(cep);	/* the socket's reference */
 }
@@ -443,9 +452,10 @@ static void kiwi_cep_listen_work(struct kiwi_cep *lcep)
 
 	while (lcep->state == KIWI_CEP_LISTEN &&
 	       !kernel_accept(lcep->sock, &nsock, O_NONBLOCK)) {
+		atomic_inc(&kiwi_cm_sockets);
 		cep = kiwi_cep_alloc(lcep->kdev);
 		if (!cep) {
-			sock_release(nsock);
+			kiwi_cm_sock_release(nsock);
 			continue;
 		}
 		/* A child socket inherits the listener's callbacks. */
@@ -653,10 +663,15 @@ static void kiwi_cep_timeout(struct work_struct *work)
 static int kiwi_cm_sock_create(struct kiwi_device *kdev, int family,
 			       struct socket **sock)
 {
+	int ret;
+
 	if (kiwi_fault())
 		return -ENOMEM;
-	return __sock_create(dev_net(kdev->netdev), family, SOCK_STREAM,
-			     IPPROTO_TCP, sock, 0);
+	ret = __sock_create(dev_net(kdev->netdev), family, SOCK_STREAM,
+			    IPPROTO_TCP, sock, 0);
+	if (!ret)
+		atomic_inc(&kiwi_cm_sockets);
+	return ret;
 }
 
 static int kiwi_addr_len(const struct sockaddr_storage *ss)
@@ -715,7 +730,7 @@ int kiwi_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	ret = kernel_bind(sock, (struct sockaddr *)&cm_id->m_local_addr,
 			  kiwi_addr_len(&cm_id->m_local_addr));
 	if (ret) {
-		sock_release(sock);
+		kiwi_cm_sock_release(sock);
 		goto err;
 	}
 	kiwi_cep_set_cm_id(cep, cm_id);
@@ -838,12 +853,12 @@ static int kiwi_listen_one(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 	if (!ret)
 		ret = kernel_listen(sock, backlog);
 	if (ret) {
-		sock_release(sock);
+		kiwi_cm_sock_release(sock);
 		return ret;
 	}
 	cep = kiwi_cep_alloc(kdev);
 	if (!cep) {
-		sock_release(sock);
+		kiwi_cm_sock_release(sock);
 		return -ENOMEM;
 	}
 	mutex_lock(&cep->lock);
