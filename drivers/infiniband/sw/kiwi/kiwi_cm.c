@@ -748,6 +748,11 @@ int kiwi_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	cm_id->provider_data = cep;
 	mutex_unlock(&cep->lock);
 	kiwi_cep_queue(cep);	/* the connect may have completed already */
+	/*
+	 * The endpoint lives on by the references of its socket, QP and
+	 * timer; the iw_cm never hands it back on this side.
+	 */
+	kiwi_cep_put(cep);
 	return 0;
 err:
 	kiwi_cep_unbind_qp(cep);

@@ -29,7 +29,9 @@ enum kiwi_cep_state {
 
 /**
  * struct kiwi_cep - one connection endpoint (or one listening socket)
- * @ref: references: socket callbacks, queued work, cm_id, QP
+ * @ref: references: the socket, queued work, the timer, the QP, the
+ *	listen request's list, a listener's children, and the iw_cm's while
+ *	a request awaits accept or reject
  * @lock: serialises everything below; taken by work items and verbs calls
  *	(process context); never held while waiting for the peer
  * @state: where the endpoint is in its life
