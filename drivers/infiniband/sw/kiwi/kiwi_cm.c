@@ -53,6 +53,7 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_device *kdev)
 	INIT_WORK(&cep->work, kiwi_cep_work);
 	INIT_DELAYED_WORK(&cep->timer, kiwi_cep_timeout);
 	INIT_LIST_HEAD(&cep->list);
+	INIT_LIST_HEAD(&cep->children);
 	return cep;
 }
 
@@ -300,6 +301,19 @@ static void kiwi_cep_unbind_qp(struct kiwi_cep *cep)
 }
 
 /*
+ * A child leaves its listener's list of those awaiting their MPA Request.
+ * Context: cep->lock held; takes the listener's (child, then listener).
+ */
+static void kiwi_cep_leave_listener(struct kiwi_cep *cep)
+{
+	struct kiwi_cep *lcep = cep->listener;
+
+	mutex_lock_nested(&lcep->lock, SINGLE_DEPTH_NESTING);
+	list_del_init(&cep->list);
+	mutex_unlock(&lcep->lock);
+}
+
+/*
  * Tear the endpoint down: QP to error, socket closed (reset unless
  * @graceful), CLOSE to a connected cm_id, all references dropped.
  *
@@ -319,6 +333,8 @@ static void kiwi_cep_end(struct kiwi_cep *cep, bool graceful, bool fatal)
 	enum ib_qp_state was = qp ? READ_ONCE(qp->state) : IB_QPS_ERR;
 
 	kiwi_cep_cancel_timer(cep);
+	if (cep->state == KIWI_CEP_AWAIT_REQ)
+		kiwi_cep_leave_listener(cep);
 	if (fatal && cep->sock)
 		tcp_abort(cep->sock->sk, ECONNABORTED);
 	if (qp)
@@ -433,6 +449,7 @@ static void kiwi_cep_got_request(struct kiwi_cep *cep)
 	 * only around a child that nothing else can reach yet.
 	 */
 	mutex_lock_nested(&lcep->lock, SINGLE_DEPTH_NESTING);
+	list_del_init(&cep->list);
 	if (lcep->state != KIWI_CEP_LISTEN || !lcep->cm_id) {
 		mutex_unlock(&lcep->lock);
 		kiwi_cep_teardown(cep, false);
@@ -472,6 +489,7 @@ static void kiwi_cep_listen_work(struct kiwi_cep *lcep)
 		/* Listener, then this new child (see kiwi_cep_got_request()). */
 		mutex_lock_nested(&cep->lock, SINGLE_DEPTH_NESTING);
 		cep->state = KIWI_CEP_AWAIT_REQ;
+		list_add_tail(&cep->list, &lcep->children);
 		kiwi_cep_sock_attach(cep, nsock);
 		kref_get(&cep->ref);
 		queue_delayed_work(kiwi_cm_wq, &cep->timer, KIWI_MPA_TIMEOUT);
@@ -875,6 +893,36 @@ static int kiwi_listen_one(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 	return 0;
 }
 
+/*
+ * A listener closed: end its children that still await their MPA
+ * Request. Nothing can accept them any more, and they must not outlive
+ * the device, nor the module, by their MPA timer and socket callbacks.
+ * Context: no endpoint's lock held; takes each child's, and the
+ * listener's only around its list.
+ */
+static void kiwi_listen_end_children(struct kiwi_cep *lcep)
+{
+	struct kiwi_cep *cep;
+
+	for (;;) {
+		mutex_lock(&lcep->lock);
+		cep = list_first_entry_or_null(&lcep->children,
+					       struct kiwi_cep, list);
+		if (cep) {
+			list_del_init(&cep->list);
+			kref_get(&cep->ref);
+		}
+		mutex_unlock(&lcep->lock);
+		if (!cep)
+			return;
+		mutex_lock(&cep->lock);
+		if (cep->state == KIWI_CEP_AWAIT_REQ)
+			kiwi_cep_teardown(cep, false);
+		mutex_unlock(&cep->lock);
+		kiwi_cep_put(cep);
+	}
+}
+
 static void kiwi_listen_close(struct kiwi_listen *ls)
 {
 	struct kiwi_cep *cep, *tmp;
@@ -886,6 +934,7 @@ static void kiwi_listen_close(struct kiwi_listen *ls)
 		kiwi_cep_sock_close(cep, false);
 		kiwi_cep_drop_cm_id(cep);
 		mutex_unlock(&cep->lock);
+		kiwi_listen_end_children(cep);
 		kiwi_cep_put(cep);
 	}
 	kfree(ls);
@@ -1104,4 +1153,12 @@ int kiwi_cm_init(void)
 void kiwi_cm_exit(void)
 {
 	destroy_workqueue(kiwi_cm_wq);
+	/*
+	 * Every device is gone, and every connection with it: an endpoint
+	 * or socket left now would run kiwi's timer or socket callbacks
+	 * after the module is gone.
+	 */
+	WARN(atomic_read(&kiwi_cm_endpoints) || atomic_read(&kiwi_cm_sockets),
+	     "kiwi: unloading with %d connection endpoints and %d sockets left\n",
+	     atomic_read(&kiwi_cm_endpoints), atomic_read(&kiwi_cm_sockets));
 }
