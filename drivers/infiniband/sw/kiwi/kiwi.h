@@ -339,6 +339,11 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
 bool kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *rqe);
 
+/* kiwi_stats.c */
+extern atomic_t kiwi_cm_endpoints;
+extern atomic_t kiwi_cm_sockets;
+struct dentry *kiwi_debugfs_init(void);
+
 /* kiwi_device.c */
 int kiwi_device_add(const char *name, struct net_device *netdev);
 

@@ -45,6 +45,7 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_device *kdev)
 
 	if (!cep)
 		return NULL;
+	atomic_inc(&kiwi_cm_endpoints);
 	kref_init(&cep->ref);
 	mutex_init(&cep->lock);
 	cep->kdev = kdev;
@@ -52,6 +53,7 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_device *kdev)
 	INIT_WORK(&cep->work, kiwi_cep_work);
 	INIT_DELAYED_WORK(&cep->timer, kiwi_cep_timeout);
 	INIT_LIST_HEAD(&cep->list);
+	INIT_LIST_HEAD(&cep->children);
 	return cep;
 }
 
@@ -63,6 +65,7 @@ static void kiwi_cep_release(struct kref *ref)
 	if (cep->listener)
 		kiwi_cep_put(cep->listener);
 	kfree(cep);
+	atomic_dec(&kiwi_cm_endpoints);
 }
 
 void kiwi_cep_put(struct kiwi_cep *cep)
@@ -87,6 +90,13 @@ static void kiwi_cm_sk_event(struct sock *sk)
 	if (cep)
 		kiwi_cep_queue(cep);
 	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Let go of a socket kiwi made or accepted (counted in kiwi_cm_sockets). */
+static void kiwi_cm_sock_release(struct socket *sock)
+{
+	sock_release(sock);
+	atomic_dec(&kiwi_cm_sockets);
 }
 
 /* Take the socket's callbacks; the socket holds a reference on @cep. */
@@ -145,7 +155,7 @@ static void kiwi_cep_sock_close(struct kiwi_cep *cep, bool abrupt)
 		release_sock(sk);
 		kernel_sock_shutdown(sock, SHUT_RDWR);
 	}
-	sock_release(sock);
+	kiwi_cm_sock_release(sock);
 	cep->sock = NULL;
 	kiwi_cep_put(cep);	/* the socket's reference */
 }
@@ -294,6 +304,19 @@ static void kiwi_cep_unbind_qp(struct kiwi_cep *cep)
 }
 
 /*
+ * A child leaves its listener's list of those awaiting their MPA Request.
+ * Context: cep->lock held; takes the listener's (child, then listener).
+ */
+static void kiwi_cep_leave_listener(struct kiwi_cep *cep)
+{
+	struct kiwi_cep *lcep = cep->listener;
+
+	mutex_lock_nested(&lcep->lock, SINGLE_DEPTH_NESTING);
+	list_del_init(&cep->list);
+	mutex_unlock(&lcep->lock);
+}
+
+/*
  * Tear the endpoint down: QP to error, socket closed (reset unless
  * @graceful), CLOSE to a connected cm_id, all references dropped.
  *
@@ -314,6 +337,8 @@ static void kiwi_cep_end(struct kiwi_cep *cep, bool graceful, bool fatal)
 
 	lockdep_assert_held(&cep->lock);
 	kiwi_cep_cancel_timer(cep);
+	if (cep->state == KIWI_CEP_AWAIT_REQ)
+		kiwi_cep_leave_listener(cep);
 	if (fatal && cep->sock)
 		tcp_abort(cep->sock->sk, ECONNABORTED);
 	if (qp)
@@ -430,6 +455,7 @@ static void kiwi_cep_got_request(struct kiwi_cep *cep)
 	 * only around a child that nothing else can reach yet.
 	 */
 	mutex_lock_nested(&lcep->lock, SINGLE_DEPTH_NESTING);
+	list_del_init(&cep->list);
 	if (lcep->state != KIWI_CEP_LISTEN || !lcep->cm_id) {
 		mutex_unlock(&lcep->lock);
 		kiwi_cep_teardown(cep, false);
@@ -449,9 +475,10 @@ static void kiwi_cep_listen_work(struct kiwi_cep *lcep)
 
 	while (lcep->state == KIWI_CEP_LISTEN &&
 	       !kernel_accept(lcep->sock, &nsock, O_NONBLOCK)) {
+		atomic_inc(&kiwi_cm_sockets);
 		cep = kiwi_cep_alloc(lcep->kdev);
 		if (!cep) {
-			sock_release(nsock);
+			kiwi_cm_sock_release(nsock);
 			continue;
 		}
 		/* A child socket inherits the listener's callbacks. */
@@ -468,6 +495,7 @@ static void kiwi_cep_listen_work(struct kiwi_cep *lcep)
 		/* Listener, then this new child (see kiwi_cep_got_request()). */
 		mutex_lock_nested(&cep->lock, SINGLE_DEPTH_NESTING);
 		cep->state = KIWI_CEP_AWAIT_REQ;
+		list_add_tail(&cep->list, &lcep->children);
 		kiwi_cep_sock_attach(cep, nsock);
 		kref_get(&cep->ref);
 		queue_delayed_work(kiwi_cm_wq, &cep->timer, KIWI_MPA_TIMEOUT);
@@ -659,10 +687,15 @@ static void kiwi_cep_timeout(struct work_struct *work)
 static int kiwi_cm_sock_create(struct kiwi_device *kdev, int family,
 			       struct socket **sock)
 {
+	int ret;
+
 	if (kiwi_fault())
 		return -ENOMEM;
-	return __sock_create(dev_net(kdev->netdev), family, SOCK_STREAM,
-			     IPPROTO_TCP, sock, 0);
+	ret = __sock_create(dev_net(kdev->netdev), family, SOCK_STREAM,
+			    IPPROTO_TCP, sock, 0);
+	if (!ret)
+		atomic_inc(&kiwi_cm_sockets);
+	return ret;
 }
 
 static int kiwi_addr_len(const struct sockaddr_storage *ss)
@@ -721,7 +754,7 @@ int kiwi_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	ret = kernel_bind(sock, (struct sockaddr *)&cm_id->m_local_addr,
 			  kiwi_addr_len(&cm_id->m_local_addr));
 	if (ret) {
-		sock_release(sock);
+		kiwi_cm_sock_release(sock);
 		goto err;
 	}
 	kiwi_cep_set_cm_id(cep, cm_id);
@@ -739,6 +772,11 @@ int kiwi_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	cm_id->provider_data = cep;
 	mutex_unlock(&cep->lock);
 	kiwi_cep_queue(cep);	/* the connect may have completed already */
+	/*
+	 * The endpoint lives on by the references of its socket, QP and
+	 * timer; the iw_cm never hands it back on this side.
+	 */
+	kiwi_cep_put(cep);
 	return 0;
 err:
 	kiwi_cep_unbind_qp(cep);
@@ -844,12 +882,12 @@ static int kiwi_listen_one(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 	if (!ret)
 		ret = kernel_listen(sock, backlog);
 	if (ret) {
-		sock_release(sock);
+		kiwi_cm_sock_release(sock);
 		return ret;
 	}
 	cep = kiwi_cep_alloc(kdev);
 	if (!cep) {
-		sock_release(sock);
+		kiwi_cm_sock_release(sock);
 		return -ENOMEM;
 	}
 	mutex_lock(&cep->lock);
@@ -859,6 +897,36 @@ static int kiwi_listen_one(struct kiwi_listen *ls, struct iw_cm_id *cm_id,
 	mutex_unlock(&cep->lock);
 	list_add_tail(&cep->list, &ls->ceps);
 	return 0;
+}
+
+/*
+ * A listener closed: end its children that still await their MPA
+ * Request. Nothing can accept them any more, and they must not outlive
+ * the device, nor the module, by their MPA timer and socket callbacks.
+ * Context: no endpoint's lock held; takes each child's, and the
+ * listener's only around its list.
+ */
+static void kiwi_listen_end_children(struct kiwi_cep *lcep)
+{
+	struct kiwi_cep *cep;
+
+	for (;;) {
+		mutex_lock(&lcep->lock);
+		cep = list_first_entry_or_null(&lcep->children,
+					       struct kiwi_cep, list);
+		if (cep) {
+			list_del_init(&cep->list);
+			kref_get(&cep->ref);
+		}
+		mutex_unlock(&lcep->lock);
+		if (!cep)
+			return;
+		mutex_lock(&cep->lock);
+		if (cep->state == KIWI_CEP_AWAIT_REQ)
+			kiwi_cep_teardown(cep, false);
+		mutex_unlock(&cep->lock);
+		kiwi_cep_put(cep);
+	}
 }
 
 static void kiwi_listen_close(struct kiwi_listen *ls)
@@ -872,6 +940,7 @@ static void kiwi_listen_close(struct kiwi_listen *ls)
 		kiwi_cep_sock_close(cep, false);
 		kiwi_cep_drop_cm_id(cep);
 		mutex_unlock(&cep->lock);
+		kiwi_listen_end_children(cep);
 		kiwi_cep_put(cep);
 	}
 	kfree(ls);
@@ -1092,4 +1161,12 @@ int kiwi_cm_init(void)
 void kiwi_cm_exit(void)
 {
 	destroy_workqueue(kiwi_cm_wq);
+	/*
+	 * Every device is gone, and every connection with it: an endpoint
+	 * or socket left now would run kiwi's timer or socket callbacks
+	 * after the module is gone.
+	 */
+	WARN(atomic_read(&kiwi_cm_endpoints) || atomic_read(&kiwi_cm_sockets),
+	     "kiwi: unloading with %d connection endpoints and %d sockets left\n",
+	     atomic_read(&kiwi_cm_endpoints), atomic_read(&kiwi_cm_sockets));
 }

@@ -29,7 +29,9 @@ enum kiwi_cep_state {
 
 /**
  * struct kiwi_cep - one connection endpoint (or one listening socket)
- * @ref: references: socket callbacks, queued work, cm_id, QP
+ * @ref: references: the socket, queued work, the timer, the QP, the
+ *	listen request's list, a listener's children, and the iw_cm's while
+ *	a request awaits accept or reject
  * @lock: serialises everything below; taken by work items and verbs calls
  *	(process context); never held while waiting for the peer
  * @state: where the endpoint is in its life
@@ -54,7 +56,10 @@ enum kiwi_cep_state {
  * @closing: a graceful close started; @timer bounds it
  * @fin_sent: our FIN is out and the QP waits in SQD (Closing) for the
  *	peer's; anything else from the peer fails the QP
- * @list: listening endpoints of one listen request
+ * @list: a listener's place among the listening endpoints of its listen
+ *	request; a child's among its listener's @children
+ * @children: a listener's children that await their MPA Request (under
+ *	the listener's @lock), ended when it closes
  * @saved_data_ready: the socket's callbacks before kiwi took it over
  * @saved_state_change: ditto
  * @saved_write_space: ditto
@@ -85,6 +90,7 @@ struct kiwi_cep {
 	bool closing;
 	bool fin_sent;
 	struct list_head list;
+	struct list_head children;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);

@@ -28,7 +28,6 @@ static unsigned int kiwi_fault_nsites;
 static DEFINE_SPINLOCK(kiwi_fault_lock);
 /* The one site that may fail, by number; 0: any. */
 static u32 kiwi_fault_only;
-static struct dentry *kiwi_debugfs;
 
 /* Number @site and list it. Context: any; takes kiwi_fault_lock. */
 static void kiwi_fault_register(struct kiwi_fault_site *site)
@@ -83,11 +82,12 @@ DEFINE_SHOW_ATTRIBUTE(kiwi_fault_sites);
 
 /**
  * kiwi_fault_init() - arm the fault attribute and publish its knobs
+ * @dir: kiwi's debugfs directory, where the knobs go
  *
  * Context: module load, before any other allocation of kiwi's.
  * Return: 0, or -EINVAL for a malformed fail_alloc parameter.
  */
-int kiwi_fault_init(void)
+int kiwi_fault_init(struct dentry *dir)
 {
 	struct dentry *attr;
 
@@ -97,19 +97,12 @@ int kiwi_fault_init(void)
 	    !setup_fault_attr(&kiwi_fail_alloc, kiwi_fail_alloc_param))
 		return -EINVAL;
 
-	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);
-	attr = fault_create_debugfs_attr("fail_alloc", kiwi_debugfs,
-					 &kiwi_fail_alloc);
+	attr = fault_create_debugfs_attr("fail_alloc", dir, &kiwi_fail_alloc);
 	if (IS_ERR(attr))
 		pr_warn("kiwi: no fail_alloc knobs in debugfs (%ld)\n",
 			PTR_ERR(attr));
-	debugfs_create_file("fail_sites", 0444, kiwi_debugfs, NULL,
+	debugfs_create_file("fail_sites", 0444, dir, NULL,
 			    &kiwi_fault_sites_fops);
-	debugfs_create_u32("fail_site", 0600, kiwi_debugfs, &kiwi_fault_only);
+	debugfs_create_u32("fail_site", 0600, dir, &kiwi_fault_only);
 	return 0;
-}
-
-void kiwi_fault_exit(void)
-{
-	debugfs_remove_recursive(kiwi_debugfs);
 }

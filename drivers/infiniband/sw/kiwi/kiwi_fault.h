@@ -21,6 +21,8 @@
 
 #include <linux/types.h>
 
+struct dentry;
+
 /*
  * One guarded allocation: where it is, its number (given on its first call,
  * from 1), and how often it was called and failed.
@@ -37,8 +39,8 @@ struct kiwi_fault_site {
 #ifdef CONFIG_FAULT_INJECTION
 
 bool kiwi_fault_check(struct kiwi_fault_site *site);
-int kiwi_fault_init(void);
-void kiwi_fault_exit(void);
+/* Its knobs go with @dir, kiwi's debugfs directory: nothing to undo. */
+int kiwi_fault_init(struct dentry *dir);
 
 /* True when the allocation right after it must be treated as failed. */
 #define kiwi_fault()							\
@@ -53,13 +55,9 @@ void kiwi_fault_exit(void);
 
 #define kiwi_fault() false
 
-static inline int kiwi_fault_init(void)
+static inline int kiwi_fault_init(struct dentry *dir)
 {
 	return 0;
-}
-
-static inline void kiwi_fault_exit(void)
-{
 }
 
 #endif

@@ -4,6 +4,7 @@
  * and the "kiwi" rdma link type that creates devices.
  */
 
+#include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <rdma/rdma_netlink.h>
@@ -96,16 +97,19 @@ static struct rdma_link_ops kiwi_link_ops = {
 	.newlink = kiwi_newlink,
 };
 
+static struct dentry *kiwi_debugfs;
+
 static int __init kiwi_init(void)
 {
 	int ret;
 
-	ret = kiwi_fault_init();
+	kiwi_debugfs = kiwi_debugfs_init();
+	ret = kiwi_fault_init(kiwi_debugfs);
 	if (ret)
-		return ret;
+		goto err_debugfs;
 	ret = kiwi_cm_init();
 	if (ret)
-		goto err_fault;
+		goto err_debugfs;
 	ret = kiwi_tx_init();
 	if (ret)
 		goto err_cm;
@@ -121,8 +125,8 @@ err_tx:
 	kiwi_tx_exit();
 err_cm:
 	kiwi_cm_exit();
-err_fault:
-	kiwi_fault_exit();
+err_debugfs:
+	debugfs_remove_recursive(kiwi_debugfs);
 	return ret;
 }
 
@@ -138,7 +142,7 @@ static void __exit kiwi_exit(void)
 	kiwi_netdev_notifier_unregister();
 	kiwi_tx_exit();
 	kiwi_cm_exit();
-	kiwi_fault_exit();
+	debugfs_remove_recursive(kiwi_debugfs);
 	pr_info("kiwi: unloaded\n");
 }
 

@@ -1,11 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * kiwi: port counters, shown by "rdma statistic show link DEV/1" and in
- * /sys/class/infiniband/DEV/ports/1/hw_counters/.
+ * /sys/class/infiniband/DEV/ports/1/hw_counters/; and the module's counts
+ * of connection manager objects, in /sys/kernel/debug/kiwi/.
  */
+
+#include <linux/debugfs.h>
 
 #include "kiwi.h"
 #include "kiwi_fault.h"
+
+/*
+ * Connection endpoints (struct kiwi_cep, listeners included) and the TCP
+ * sockets kiwi holds (listening, connecting, connected or closing), over
+ * all devices. An endpoint or a socket may outlive its device for a
+ * moment, so they are the module's, not a device's: once every
+ * connection has ended both are 0, which is what a leak check reads.
+ */
+atomic_t kiwi_cm_endpoints = ATOMIC_INIT(0);
+atomic_t kiwi_cm_sockets = ATOMIC_INIT(0);
+
+/**
+ * kiwi_debugfs_init() - make /sys/kernel/debug/kiwi/ and its counters
+ *
+ * Return: the directory, for the other files kiwi puts there; an error
+ * pointer when debugfs is not available, which debugfs takes as a parent
+ * and ignores.
+ */
+struct dentry *kiwi_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("kiwi", NULL);
+
+	debugfs_create_atomic_t("cm_endpoints", 0444, dir, &kiwi_cm_endpoints);
+	debugfs_create_atomic_t("cm_sockets", 0444, dir, &kiwi_cm_sockets);
+	return dir;
+}
 
 static const struct rdma_stat_desc kiwi_stat_descs[] = {
 	[KIWI_STAT_ZCOPY_BYTES] = { .name = "tx_zcopy_bytes" },
