@@ -8,6 +8,7 @@
 #
 #   scripts/test.sh            everything
 #   KIWI_TESTS="device_lifecycle.sh" scripts/test.sh   a subset in the VM
+#                              ("twovm.sh" names the two-VM test)
 #   KIWI_DEBUG_TESTS="faults.sh" scripts/test.sh       a subset on the debug
 #                              kernel ("all": every test; see test-debug.sh)
 #   KIWI_DEBUG_KERNEL=1 scripts/test.sh                also the debug-kernel run
@@ -82,18 +83,42 @@ for t in tools/testing/host/*.sh; do
 	"$t" 2>&1 | tee -a "$log"
 done
 
+# twovm.sh runs across two VMs (scripts/vm-pair.sh), not in the one.
+sel=${KIWI_TESTS:-}
+one_vm=1
+two_vm=1
+if [ -n "$sel" ]; then
+	[[ " $sel " == *" twovm.sh "* ]] || two_vm=0
+	sel=$(echo " $sel " | sed 's/ twovm\.sh / /g' | xargs)
+	[ -n "$sel" ] || one_vm=0
+fi
+
 echo "== VM tests"
+staged=0
 if scripts/stage.sh >"$out/stage.log" 2>&1; then
+	staged=1
+else
+	cat "$out/stage.log"
+	tap "not ok - stage the module for the VM"
+fi
+if [ "$staged" = 1 ] && [ "$one_vm" = 1 ]; then
 	# The VM does not inherit this environment: pass the test selection.
-	scripts/vm-run.sh --timeout 2400 -- env KIWI_TESTS="${KIWI_TESTS:-}" \
+	scripts/vm-run.sh --timeout 2400 -- env KIWI_TESTS="$sel" \
 		tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 		2>&1 | tee "$out/vm.log"
 	vmrc=${PIPESTATUS[0]}
 	grep -E '^(not )?ok ' "$out/vm.log" >>"$log"
 	vm_verdict "$out/vm.log" "$vmrc" "VM test run" | tee -a "$log"
-else
-	cat "$out/stage.log"
-	tap "not ok - stage the module for the VM"
+fi
+
+echo "== two VMs: kiwi and its peer in two kernels"
+if [ "$staged" = 1 ] && [ "$two_vm" = 1 ]; then
+	scripts/vm-pair.sh --timeout 900 -- \
+		tools/testing/selftests/drivers/infiniband/kiwi/twovm.sh \
+		2>&1 | tee "$out/pair.log"
+	pairrc=${PIPESTATUS[0]}
+	grep -E '^(not )?ok ' "$out/pair.log" >>"$log"
+	pair_verdict "$out/pair.log" "$pairrc" | tee -a "$log"
 fi
 
 echo "== VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN)"

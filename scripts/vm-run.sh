@@ -6,10 +6,12 @@
 # status: 124 when it ran past the timeout.
 #
 #   scripts/vm-run.sh [--timeout SECONDS] [--cpus N] [--memory SIZE]
-#                     [--kernel KDIR] -- CMD...
+#                     [--kernel KDIR] [--qemu-opts "ARGS"] -- CMD...
 #
 # --kernel boots a kernel build tree instead (the debug kernel of
 # scripts/debug-kernel.sh); virtme-ng then serves that tree's modules.
+# --qemu-opts adds QEMU arguments, split at spaces (scripts/vm-pair.sh
+# adds a NIC and a PID file with it).
 #
 # The guest sees the host's root file system read-only, with writable
 # overlays on /etc, /usr and /var that vanish at shutdown, and this tree
@@ -21,6 +23,7 @@ timeout=900
 cpus=2
 memory=2G
 kernel=
+qemu_opts=()
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -28,22 +31,29 @@ while [ $# -gt 0 ]; do
 	--cpus) cpus=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
+	--qemu-opts) read -ra qemu_opts <<<"$2"; shift 2 ;;
 	--) shift; break ;;
 	*) break ;;
 	esac
 done
-[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--cpus N] [--memory SIZE] [--kernel KDIR] -- CMD..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--cpus N] [--memory SIZE] [--kernel KDIR] [--qemu-opts ARGS] -- CMD..." >&2; exit 2; }
 command -v vng >/dev/null || { echo "vm-run: vng not found; run scripts/setup.sh" >&2; exit 1; }
 
 if [ -z "$kernel" ]; then
 	kernel=/boot/vmlinuz-$("$root/scripts/kernel-release.sh")
 fi
 cmd=$(printf '%q ' "$@")
+# vng hands them to QEMU through a shell, one --qemu-opts=ARG each (the
+# "=" keeps an ARG that starts with "-" an argument).
+vng_opts=()
+for o in "${qemu_opts[@]}"; do
+	vng_opts+=("--qemu-opts=$o")
+done
 
 rc=0
 timeout --kill-after=20 "$timeout" \
 	vng -r "$kernel" --disable-kvm --cpus "$cpus" --memory "$memory" \
-	    --rwdir="$root=$root" --cwd "$root" \
+	    --rwdir="$root=$root" --cwd "$root" "${vng_opts[@]}" \
 	    --exec "cd $(printf '%q' "$root") && $cmd" </dev/null || rc=$?
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "vm-run: the VM ran past ${timeout}s and was stopped" >&2

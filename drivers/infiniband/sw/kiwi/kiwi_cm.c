@@ -37,6 +37,7 @@ struct kiwi_listen {
 
 static void kiwi_cep_work(struct work_struct *work);
 static void kiwi_cep_timeout(struct work_struct *work);
+static void kiwi_cep_watch(struct work_struct *work);
 
 static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_device *kdev)
 {
@@ -52,6 +53,7 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_device *kdev)
 	cep->state = KIWI_CEP_IDLE;
 	INIT_WORK(&cep->work, kiwi_cep_work);
 	INIT_DELAYED_WORK(&cep->timer, kiwi_cep_timeout);
+	INIT_DELAYED_WORK(&cep->watch, kiwi_cep_watch);
 	INIT_LIST_HEAD(&cep->list);
 	INIT_LIST_HEAD(&cep->children);
 	return cep;
@@ -184,6 +186,107 @@ static void kiwi_cep_cancel_timer(struct kiwi_cep *cep)
 	lockdep_assert_held(&cep->lock);
 	if (cancel_delayed_work(&cep->timer))
 		kiwi_cep_put(cep);
+}
+
+/*
+ * How often a connection in RDMA mode is checked, and, while it has
+ * nothing to say, probed: a third of its LLP timeout, at least a second.
+ */
+static unsigned long kiwi_cep_watch_period(struct kiwi_cep *cep)
+{
+	return max_t(unsigned long, HZ, cep->llp / 3);
+}
+
+static void kiwi_cep_watch_queue(struct kiwi_cep *cep)
+{
+	kref_get(&cep->ref);
+	if (!queue_delayed_work(kiwi_cm_wq, &cep->watch,
+				kiwi_cep_watch_period(cep)))
+		kiwi_cep_put(cep);
+}
+
+/*
+ * The connection enters RDMA mode: from now on a peer that goes silent -
+ * gone, frozen, cut off - or stops taking data fails it within the LLP
+ * timeout (kiwi_cep_watch()). TCP alone would retransmit unacknowledged
+ * data for many minutes, and would never notice a dead peer on a stream
+ * that carries nothing, as a QP that only waits for the peer's messages
+ * (receives posted, an RDMA Read outstanding) does. TCP keepalive probes
+ * a stream that has been idle for a third of the timeout, so that a live
+ * peer keeps answering; TCP itself never gives up on the probes first.
+ * Context: cep->lock held.
+ */
+static void kiwi_cep_watch_start(struct kiwi_cep *cep)
+{
+	struct sock *sk = cep->sock->sk;
+	int period;
+
+	cep->llp = (unsigned long)READ_ONCE(kiwi_llp_timeout) * HZ;
+	period = kiwi_cep_watch_period(cep) / HZ;
+	tcp_sock_set_keepidle(sk, period);
+	tcp_sock_set_keepintvl(sk, period);
+	tcp_sock_set_keepcnt(sk, MAX_TCP_KEEPCNT);
+	sock_set_keepalive(sk);
+	cep->watch_una = READ_ONCE(tcp_sk(sk)->snd_una);
+	cep->watch_since = tcp_jiffies32;
+	kiwi_cep_watch_queue(cep);
+}
+
+/*
+ * Is the stream stalled? Nothing came from the peer (data, an
+ * acknowledgment, an answer to a keepalive probe) for the LLP timeout,
+ * but never less than two seconds (probes go out after a second of
+ * silence at the least), or it has data of ours it neither acknowledges
+ * nor takes (its window shut) for the LLP timeout. Context: cep->lock
+ * held.
+ */
+static bool kiwi_cep_stalled(struct kiwi_cep *cep)
+{
+	struct sock *sk = cep->sock->sk;
+	struct tcp_sock *tp = tcp_sk(sk);
+	bool stalled = false;
+	u32 una;
+
+	lock_sock(sk);
+	if (sk->sk_state == TCP_ESTABLISHED) {
+		una = tp->snd_una;
+		if (una == tp->write_seq || una != cep->watch_una) {
+			cep->watch_una = una;
+			cep->watch_since = tcp_jiffies32;
+		}
+		stalled = keepalive_time_elapsed(tp) >=
+				max_t(unsigned long, cep->llp, 2 * HZ) ||
+			  tcp_jiffies32 - cep->watch_since >= cep->llp;
+	}
+	release_sock(sk);
+	return stalled;
+}
+
+/*
+ * The periodic check of a connection in RDMA mode. A stalled one is lost:
+ * reset, its QP in ERR with IB_EVENT_QP_FATAL, as when TCP gives up
+ * ("LLP Connection Lost", V-ST-T1, V-SEC-6). A graceful close has a
+ * timeout of its own.
+ */
+static void kiwi_cep_watch(struct work_struct *work)
+{
+	struct kiwi_cep *cep = container_of(to_delayed_work(work),
+					    struct kiwi_cep, watch);
+
+	mutex_lock(&cep->lock);
+	if (cep->state == KIWI_CEP_RDMA && cep->sock && !cep->closing) {
+		if (!kiwi_cep_stalled(cep)) {
+			kiwi_cep_watch_queue(cep);
+		} else {
+			ibdev_info_ratelimited(&cep->kdev->ibdev,
+					       "QP %u: no progress from the peer for %lu s, resetting the connection\n",
+					       cep->qp ? cep->qp->base_qp.qp_num : 0,
+					       cep->llp / HZ);
+			kiwi_cm_lost(cep);
+		}
+	}
+	mutex_unlock(&cep->lock);
+	kiwi_cep_put(cep);	/* the check's reference */
 }
 
 /* Raise an iw_cm event on @cm_id about @cep. Context: cep->lock held. */
@@ -339,6 +442,8 @@ static void kiwi_cep_end(struct kiwi_cep *cep, bool graceful, bool fatal)
 	kiwi_cep_cancel_timer(cep);
 	if (cep->state == KIWI_CEP_AWAIT_REQ)
 		kiwi_cep_leave_listener(cep);
+	if (cancel_delayed_work(&cep->watch))
+		kiwi_cep_put(cep);
 	if (fatal && cep->sock)
 		tcp_abort(cep->sock->sk, ECONNABORTED);
 	if (qp)
@@ -421,6 +526,7 @@ static void kiwi_cep_got_reply(struct kiwi_cep *cep)
 	}
 	kiwi_cep_cancel_timer(cep);
 	cep->state = KIWI_CEP_RDMA;
+	kiwi_cep_watch_start(cep);
 	kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0);
 }
 
@@ -833,6 +939,7 @@ int kiwi_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	if (ret)
 		goto fail;
 	cep->state = KIWI_CEP_RDMA;
+	kiwi_cep_watch_start(cep);
 	kiwi_cm_event(cep, cm_id, IW_CM_EVENT_ESTABLISHED, 0);
 	mutex_unlock(&cep->lock);
 	kiwi_cep_put(cep);	/* the iw_cm's reference */

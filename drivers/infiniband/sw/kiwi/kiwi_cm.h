@@ -42,6 +42,10 @@ enum kiwi_cep_state {
  * @qp: the QP bound by connect or accept, with a reference held
  * @work: socket events and requests handled in process context
  * @timer: MPA exchange timeout, then the close timeout (kiwi_llp_timeout)
+ * @watch: in RDMA mode, the check for a peer gone silent (kiwi_cep_watch())
+ * @llp: the LLP timeout of this connection, in jiffies
+ * @watch_una: TCP's oldest unacknowledged byte at the last check
+ * @watch_since: since when (tcp_jiffies32) it has been that byte
  * @mpa: MPA frame being received
  * @mpa_got: bytes of it received so far
  * @peer: the peer's decoded MPA frame
@@ -76,6 +80,10 @@ struct kiwi_cep {
 	struct kiwi_qp *qp;
 	struct work_struct work;
 	struct delayed_work timer;
+	struct delayed_work watch;
+	unsigned long llp;
+	u32 watch_una;
+	u32 watch_since;
 	u8 mpa[KIWI_MPA_HDR_LEN + KIWI_MPA_MAX_PDATA];
 	unsigned int mpa_got;
 	struct kiwi_mpa_frame peer;

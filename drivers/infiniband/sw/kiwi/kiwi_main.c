@@ -66,9 +66,11 @@ MODULE_PARM_DESC(mpa_rev,
 
 /*
  * The LLP timeout: how long a stalled peer may hold a connection's sends,
- * a Terminate on its way, or a graceful close, before kiwi resets the
- * connection and fails the QP (RDMAC verbs V-ST-T1, V-ST-C6, V-SEC-6).
- * Taken when a connection enters RDMA mode or starts to close.
+ * a Terminate on its way, or a graceful close, and how long a peer may go
+ * without acknowledging data or answering keepalive probes, before kiwi
+ * resets the connection and fails the QP (RDMAC verbs V-ST-T1, V-ST-C6,
+ * V-SEC-6; "LLP Connection Lost"). Taken when a connection enters RDMA
+ * mode or starts to close.
  */
 unsigned int kiwi_llp_timeout = 30;
 
@@ -85,7 +87,7 @@ static const struct kernel_param_ops kiwi_llp_timeout_ops = {
 
 module_param_cb(llp_timeout, &kiwi_llp_timeout_ops, &kiwi_llp_timeout, 0644);
 MODULE_PARM_DESC(llp_timeout,
-		 "Seconds a stalled peer may hold sends, a Terminate or a close before the connection is reset (default 30)");
+		 "Seconds a stalled or silent peer may hold sends, a Terminate or a close, or leave data unacknowledged or keepalive probes unanswered, before the connection is reset (default 30)");
 
 static int kiwi_newlink(const char *ibdev_name, struct net_device *netdev)
 {

@@ -259,6 +259,50 @@ static int kiwi_tx_carry(struct kiwi_tx *tx, int nvec, size_t total,
 	return total;
 }
 
+/*
+ * Hand TCP all @total bytes of @msg, waiting for room as long as the peer
+ * makes progress. TCP stops waiting once the socket's send timeout (the
+ * LLP timeout) has passed in one call, however much the peer acknowledged
+ * meanwhile: a slow peer, or a large send buffer that drains slowly, is
+ * not a stalled one. So a call cut short while TCP's unacknowledged data
+ * moved on is followed by another for the rest; only a whole timeout
+ * without an acknowledgment is a stall. Not with a Terminate waiting:
+ * kiwi_engines_stop() waits for it under the endpoint's lock, which a
+ * peer taking a byte now and then must not hold for long. A zero-copy
+ * batch TCP has no notification room for (-ENOBUFS, before it took
+ * anything) goes on copied. Context: the work item.
+ * Return: @total, or a negative errno (-ETIMEDOUT for a stall).
+ */
+static int kiwi_tx_send_all(struct kiwi_qp *qp, struct msghdr *msg,
+			    size_t total)
+{
+	struct tcp_sock *tp = tcp_sk(qp->sock->sk);
+	size_t done = 0;
+	int ret;
+
+	for (;;) {
+		u32 una = READ_ONCE(tp->snd_una);
+
+		ret = sock_sendmsg(qp->sock, msg);
+		if (ret == -ENOBUFS && (msg->msg_flags & MSG_ZEROCOPY)) {
+			atomic64_inc(&qp->kdev->stats[KIWI_STAT_ZCOPY_NOBUFS]);
+			msg->msg_flags &= ~MSG_ZEROCOPY;
+			continue;
+		}
+		if (ret > 0 && (msg->msg_flags & MSG_ZEROCOPY))
+			atomic64_add(ret, &qp->kdev->stats[KIWI_STAT_ZCOPY_BYTES]);
+		if (ret > 0)
+			done += ret;
+		if (done == total)
+			return total;
+		if (ret < 0 && ret != -EAGAIN)
+			return ret;
+		if (READ_ONCE(tp->snd_una) == una || READ_ONCE(qp->tx->stopped) ||
+		    READ_ONCE(qp->tx->term_pending))
+			return -ETIMEDOUT;
+	}
+}
+
 /* The work item sends what a direct loop left, before anything else. */
 static int kiwi_tx_flush_carry(struct kiwi_qp *qp)
 {
@@ -267,11 +311,10 @@ static int kiwi_tx_flush_carry(struct kiwi_qp *qp)
 	struct kvec iov = { .iov_base = tx->carry, .iov_len = tx->carry_len };
 	int ret;
 
-	ret = kernel_sendmsg(qp->sock, &msg, &iov, 1, tx->carry_len);
+	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &iov, 1, tx->carry_len);
+	ret = kiwi_tx_send_all(qp, &msg, tx->carry_len);
 	if (ret < 0)
 		return ret;
-	if (ret != tx->carry_len)
-		return -ECONNRESET;
 	tx->carry_len = 0;
 	return 0;
 }
@@ -347,11 +390,13 @@ static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 			kiwi_tx_irq_retire(tx);
 		if (tx->direct)
 			msg.msg_flags |= MSG_DONTWAIT;
+		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, tx->iov, nvec, total);
 		if (tx->carry_len)	/* behind bytes TCP has yet to take */
 			ret = kiwi_tx_carry(tx, nvec, total, 0);
+		else if (tx->direct)
+			ret = sock_sendmsg(qp->sock, &msg);
 		else
-			ret = kernel_sendmsg(qp->sock, &msg, tx->iov, nvec,
-					     total);
+			ret = kiwi_tx_send_all(qp, &msg, total);
 		if (tx->direct && (ret == -EAGAIN ||
 				   (ret >= 0 && ret < total)))
 			ret = kiwi_tx_carry(tx, nvec, total, max(ret, 0));
@@ -483,20 +528,9 @@ static int kiwi_tx_message_zc(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 		if (off < m->len)
 			msg.msg_flags |= MSG_MORE;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, tx->bvec, nvec, total);
-		ret = sock_sendmsg(qp->sock, &msg);
-		if (ret > 0)
-			atomic64_add(ret, &qp->kdev->stats[KIWI_STAT_ZCOPY_BYTES]);
-		if (ret == -ENOBUFS) {
-			atomic64_inc(&qp->kdev->stats[KIWI_STAT_ZCOPY_NOBUFS]);
-			msg.msg_flags &= ~MSG_ZEROCOPY;
-			iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, tx->bvec, nvec,
-				      total);
-			ret = sock_sendmsg(qp->sock, &msg);
-		}
+		ret = kiwi_tx_send_all(qp, &msg, total);
 		if (ret < 0)
 			return ret;
-		if (ret != total)
-			return -ECONNRESET;
 		*sent = off;
 	}
 	return 0;
