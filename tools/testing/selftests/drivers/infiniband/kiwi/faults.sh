@@ -68,27 +68,23 @@ settled() {
 }
 
 # run_pair NAME SRV... -- CLI...: the server in kiwiB, the client in kiwiA,
-# each bounded; the server is stopped once the client is done. Returns 0
-# when neither needed killing (their own exit status does not matter here:
-# they are expected to fail when an allocation fails).
+# each killed after 60 s; the server is stopped once the client is done.
+# Returns 0 when the client did not need killing (their own exit status
+# does not matter here: they are expected to fail when an allocation fails).
 run_pair() {
-	local name=$1 srv=() cli=() spid crc
+	local name=$1 srv=() crc KIWI_TIMEOUT=60 KIWI_SIGNAL=KILL
 	shift
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
-	cli=("$@")
-	ip netns exec kiwiB timeout -s KILL 60 "${srv[@]}" >"$out/$name.srv" 2>&1 &
-	spid=$!
-	wait_for 20 eval "ip netns exec kiwiB ss -Hltn | grep -q ':7500 '"
-	ip netns exec kiwiA timeout -s KILL 60 "${cli[@]}" >"$out/$name.cli" 2>&1
+	srv_start "$name" 7500 kiwiB "${srv[@]}"
+	cli_run "$name" kiwiA "$@"
 	crc=$?
 	# A server whose client failed may wait for nothing: stop it.
 	if [ "$crc" = 0 ]; then
-		wait_for 10 eval "! kill -0 $spid 2>/dev/null" || kill "$spid" 2>/dev/null
+		srv_stop "$name" 10
 	else
-		kill "$spid" 2>/dev/null
+		srv_stop "$name"
 	fi
-	wait "$spid"
 	[ "$crc" != 137 ] || { echo "# $name: the client hung (killed after 60 s)"; return 1; }
 }
 

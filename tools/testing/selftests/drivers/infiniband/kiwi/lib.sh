@@ -154,25 +154,76 @@ kiwi_two_devs_del() {
 	kiwi_unload
 }
 
-# pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: start
-# the server, wait until it listens on TCP PORT, run the client; both must
-# exit 0. Outputs go to $out/NAME.srv and $out/NAME.cli; on failure their
-# error lines are shown.
-pair() {
-	local name=$1 port=$2 sns=$3 srv=() cns cli=()
+# ---- a server in one namespace, its client in the other
+#
+# Each runs for $KIWI_TIMEOUT seconds at most (120 unless set), then gets
+# $KIWI_SIGNAL (TERM unless set). Their outputs go to $out/NAME.srv and
+# $out/NAME.cli.
+
+declare -gA kiwi_srv_pid
+
+srv_listens() { ip netns exec "$1" ss -Hltn | grep -q ":$2 "; }
+
+# srv_start NAME PORT NS CMD...: server NAME, CMD in namespace NS in the
+# background; returns once it listens on TCP PORT there, 1 if it ended or
+# took two minutes without.
+srv_start() {
+	local name=$1 port=$2 ns=$3 pid
 	shift 3
+	ip netns exec "$ns" timeout -s "${KIWI_SIGNAL:-TERM}" "${KIWI_TIMEOUT:-120}" \
+		"$@" >"$out/$name.srv" 2>&1 &
+	pid=$!
+	kiwi_srv_pid[$name]=$pid
+	wait_for 120 eval "srv_listens $ns $port || ! kill -0 $pid 2>/dev/null"
+	srv_listens "$ns" "$port"
+}
+
+# srv_end NAME: wait for server NAME to end; returns its exit status.
+srv_end() {
+	wait "${kiwi_srv_pid[$1]}"
+}
+
+# srv_stop NAME [SECONDS]: give server NAME SECONDS (none) to end, then
+# stop it with SIGTERM; returns its exit status.
+srv_stop() {
+	local pid=${kiwi_srv_pid[$1]}
+
+	wait_for "${2:-0}" eval "! kill -0 $pid 2>/dev/null" || kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+# cli_run NAME NS CMD...: client NAME, CMD in namespace NS; returns its
+# exit status (timeout's when it was stopped: 124, or 137 for SIGKILL).
+cli_run() {
+	local name=$1 ns=$2
+	shift 2
+	ip netns exec "$ns" timeout -s "${KIWI_SIGNAL:-TERM}" "${KIWI_TIMEOUT:-120}" \
+		"$@" >"$out/$name.cli" 2>&1
+}
+
+# pair_args SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: into the caller's
+# srv, cns and cli.
+pair_args() {
+	srv=() cli=()
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cns=$1
 	shift
 	cli=("$@")
-	ip netns exec "$sns" timeout 120 "${srv[@]}" >"$out/$name.srv" 2>&1 &
-	local spid=$!
-	wait_for 30 eval "ip netns exec $sns ss -Hltn | grep -q ':$port '"
-	ip netns exec "$cns" timeout 120 "${cli[@]}" >"$out/$name.cli" 2>&1
-	local crc=$?
-	wait "$spid"
-	local src=$?
+}
+
+# pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: start
+# the server, wait until it listens on TCP PORT, run the client; both must
+# exit 0. On failure their error lines are shown.
+pair() {
+	local name=$1 port=$2 sns=$3 srv cns cli crc src
+	shift 3
+	pair_args "$@"
+	srv_start "$name" "$port" "$sns" "${srv[@]}"
+	cli_run "$name" "$cns" "${cli[@]}"
+	crc=$?
+	srv_end "$name"
+	src=$?
 	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
 		echo "# $name: client exit $crc, server exit $src"
 		grep -ihE "error|fail|unable|unexpected|invalid" \
@@ -186,34 +237,35 @@ pair() {
 	fi
 }
 
-# tap_pair NAME SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: start
-# the server (output to $out/NAME, shown as comments), wait until it prints
-# "listening", run the client, whose TAP points become ours (numbered "-"),
-# then one point for the server's exit status. Returns 1 when either failed.
+# tap_pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...:
+# start the server (a point: it listens on TCP PORT), run the client, whose
+# TAP points become ours (tap_run), then one point for the server's exit
+# status, its output shown as comments. Each runs for 300 s at most unless
+# KIWI_TIMEOUT says otherwise. Returns 1 when either failed.
 tap_pair() {
-	local name=$1 sns=$2 srv=() cns cli=() spid crc src
-	shift 2
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cns=$1
-	shift
-	cli=("$@")
-	ip netns exec "$sns" timeout 300 "${srv[@]}" >"$out/$name" 2>&1 &
-	spid=$!
-	check "$name: server listens" wait_for 60 grep -q listening "$out/$name"
-	ip netns exec "$cns" timeout 300 "${cli[@]}" | tap_sub
-	crc=${PIPESTATUS[0]}
-	wait "$spid"
+	local name=$1 port=$2 sns=$3 srv cns cli crc src
+	local KIWI_TIMEOUT=${KIWI_TIMEOUT:-300}
+	shift 3
+	pair_args "$@"
+	check "$name: server listens" srv_start "$name" "$port" "$sns" "${srv[@]}"
+	tap_run ip netns exec "$cns" timeout "$KIWI_TIMEOUT" "${cli[@]}"
+	crc=$?
+	srv_end "$name"
 	src=$?
-	sed 's/^/# /' "$out/$name"
+	sed 's/^/# /' "$out/$name.srv"
 	check "$name: the server ended cleanly" test "$src" -eq 0
 	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
 }
 
+# What kiwi_qpstate and kiwi_wrflow get (env) to hold an RDMA Read
+# outstanding: commands that drop, and stop dropping, every packet the
+# server in kiwiB sends.
+KIWI_NETEM=("KIWI_BLOCK=ip netns exec kiwiB tc qdisc add dev kvB root netem loss 100%"
+	    "KIWI_UNBLOCK=ip netns exec kiwiB tc qdisc del dev kvB root")
+
 # kiwi_veth_dev_del DEV: undo kiwi_veth_dev.
 kiwi_veth_dev_del() {
-	ip link del kva
-	wait_for 10 ibdev_absent "$1"
+	kiwi_own_addr_dev_del "$1"
 	kiwi_unload
 }
 
@@ -327,6 +379,12 @@ kiwi_own_addr_dev() {
 	ip link set kva up &&
 	ip link set kvb up &&
 	rdma link add "$1" type kiwi netdev kva
+}
+
+# kiwi_own_addr_dev_del DEV: the veth pair deleted, and DEV gone with it.
+kiwi_own_addr_dev_del() {
+	ip link del kva 2>/dev/null
+	wait_for 20 ibdev_absent "$1"
 }
 
 # ---- for the storage tests (storage_*.sh), which set $out (a scratch
@@ -462,4 +520,11 @@ tap_import() {
 # ("ok - ...": a pipe runs in a subshell), without its header and plan.
 tap_sub() {
 	sed -E 's/^((not )?ok) [0-9]+( -)?/\1 -/;/^TAP version|^1\.\./d'
+}
+
+# tap_run CMD...: CMD's TAP as points of ours (tap_sub); returns CMD's
+# exit status.
+tap_run() {
+	"$@" | tap_sub
+	return "${PIPESTATUS[0]}"
 }
