@@ -22,7 +22,6 @@ source "$(dirname "$0")/lib.sh"
 tap_begin "allocation failures"
 
 out=$(mktemp -d)
-root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
 D=/sys/kernel/debug/kiwi
 FA=$D/fail_alloc
 T=$KIWI_TESTDIR
@@ -190,7 +189,7 @@ check "at random (5 %), SRQ, MW, CQ resize, zero copy and kernel FRMR programs e
 	random_rounds "${KIWI_FAULT_ROUNDS:-2}" 5
 
 # Every guarded site in the source has failed at least once.
-sites_in_source=$(grep -ho 'kiwi_fault()' "$root"/drivers/infiniband/sw/kiwi/*.c | wc -l)
+sites_in_source=$(grep -ho 'kiwi_fault()' "$KIWI_ROOT"/drivers/infiniband/sw/kiwi/*.c | wc -l)
 sites_failed=$(awk '$4 > 0' "$D/fail_sites" | wc -l)
 sort -n "$D/fail_sites" | sed 's/^/# site, calls, failures: /' 
 check "each of the $sites_in_source guarded allocation sites failed at least once ($sites_failed did; init's 2 before this load)" \
@@ -227,8 +226,7 @@ check "failslab and fail_page_alloc (2 %) on rping's tasks: every run ends, noth
 
 quiet
 check "afterwards the devices still move verified data (rping -V)" \
-	pair rping 7500 kiwiB rping -s -a 192.0.2.2 -p 7500 -V -C 20 -S 4000 -- \
-	kiwiA rping -c -a 192.0.2.2 -p 7500 -V -C 20 -S 4000
+	pair_rping rping 7500 kiwiB 192.0.2.2 kiwiA 20 4000
 kiwi_two_hosts_del
 check "the devices go with their namespaces" \
 	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'

@@ -6,6 +6,9 @@
 # with tap_end, which prints the plan and exits 1 if anything failed.
 
 KIWI_TESTDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KIWI_ROOT=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
+# The upstream siw, built by scripts/build-siw.sh: the wire peer.
+KIWI_SIW=$KIWI_ROOT/build/siw/siw.ko
 # Kernel log lines that mean a test broke the kernel (run_vm.sh checks the
 # log after each test). On the debug kernel KASAN and lockdep reports start
 # with "BUG:" or "WARNING:", and the rest of lockdep's and RCU's with "INFO:".
@@ -136,22 +139,44 @@ kiwi_two_hosts_del() {
 	ip netns del kiwiB
 }
 
+# kiwi_devs PEER [MODPARAM=VALUE...]: on kiwi_two_hosts, kiwi loaded with
+# the parameters, kiwi0 on kvA in kiwiA, and PEER on kvB in kiwiB: kiwi1,
+# or siw0 of the upstream siw (loaded here).
+kiwi_devs() {
+	local peer=$1
+	shift
+	modprobe kiwi "$@" &&
+	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA || return 1
+	if [ "$peer" = siw0 ]; then
+		modprobe -r siw 2>/dev/null
+		modprobe -a ib_core libcrc32c crc32c_generic 2>/dev/null
+		insmod "$KIWI_SIW" &&
+		ip netns exec kiwiB rdma link add siw0 type siw netdev kvB
+	else
+		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
+	fi
+}
+
+# kiwi_devs_unload: once kiwi0, kiwi1 and siw0 are gone, unload siw and
+# kiwi.
+kiwi_devs_unload() {
+	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1 && ibdev_absent siw0'
+	! grep -q "^siw " /proc/modules || rmmod siw
+	kiwi_unload
+}
+
 # kiwi_two_devs [MODPARAM=VALUE...]: a fresh kiwi module loaded with the
 # parameters, kiwi_two_hosts, and kiwi0 on kvA in kiwiA, kiwi1 on kvB in
 # kiwiB.
 kiwi_two_devs() {
 	kiwi_unload
-	modprobe kiwi "$@" &&
-	kiwi_two_hosts &&
-	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
-	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
+	kiwi_two_hosts && kiwi_devs kiwi1 "$@"
 }
 
-# kiwi_two_devs_del: undo kiwi_two_devs.
+# kiwi_two_devs_del: undo kiwi_two_devs (or kiwi_two_hosts and kiwi_devs).
 kiwi_two_devs_del() {
 	kiwi_two_hosts_del
-	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
-	kiwi_unload
+	kiwi_devs_unload
 }
 
 # ---- a server in one namespace, its client in the other
@@ -235,6 +260,45 @@ pair() {
 			grep -v "^State" | head -12 | sed "s/^/# $name: ss: /"
 		return 1
 	fi
+}
+
+# pair_rping NAME PORT SERVER-NS ADDR CLIENT-NS COUNT SIZE: pair of rping
+# -V (Send, RDMA Read and Write, data verified), COUNT iterations of SIZE
+# bytes, the server on ADDR.
+pair_rping() {
+	pair "$1" "$2" "$3" rping -s -a "$4" -p "$2" -V -C "$6" -S "$7" -- \
+		"$5" rping -c -a "$4" -p "$2" -V -C "$6" -S "$7"
+}
+
+# rping_check WHAT NAME SERVER-NS ADDR CLIENT-NS COUNT SIZE: one point,
+# pair_rping on port 7174 (rping's own).
+rping_check() {
+	check "$1: rping -V from $5 to $4 in $3, $6 x $7 B" \
+		pair_rping "$2" 7174 "$3" "$4" "$5" "$6" "$7"
+}
+
+# pair_perftest NAME PORT TEST SERVER-DEV CLIENT-DEV ITERS SIZE ADDR: pair
+# of perftest's TEST (ib_send_bw, ...) over rdma_cm, the server in kiwiB
+# on SERVER-DEV at ADDR, the client in kiwiA on CLIENT-DEV.
+pair_perftest() {
+	local opt=(-R -F -p "$2" -n "$6" -s "$7")
+
+	pair "$1" "$2" kiwiB "$3" -d "$4" "${opt[@]}" -- \
+		kiwiA "$3" -d "$5" "${opt[@]}" "$8"
+}
+
+# perftest_checks WHAT PEER ITERS SIZE: six points: ib_send, ib_write and
+# ib_read, _bw with SIZE bytes and _lat with 8, ITERS iterations each, over
+# rdma_cm from kiwi0 in kiwiA to a server on PEER in kiwiB (192.0.2.2).
+perftest_checks() {
+	local t
+
+	for t in send write read; do
+		check "$1: ib_${t}_bw -R to $2, $3 x $4 B" \
+			pair_perftest "$t" 18515 ib_${t}_bw "$2" kiwi0 "$3" "$4" 192.0.2.2
+		check "$1: ib_${t}_lat -R to $2, $3 x 8 B" \
+			pair_perftest "${t}lat" 18515 ib_${t}_lat "$2" kiwi0 "$3" 8 192.0.2.2
+	done
 }
 
 # tap_pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...:
@@ -343,6 +407,12 @@ ktest_run() {
 		fi
 	fi
 	return $rc
+}
+
+# ktest_run_ns KO [PARAM=VALUE...]: ktest_run, with namespaces kiwiA and
+# kiwiB as the module's netns_a and netns_b (descriptors insmod inherits).
+ktest_run_ns() {
+	ktest_run "$@" netns_a=3 netns_b=4 3</run/netns/kiwiA 4</run/netns/kiwiB
 }
 
 # ktest_fails KO REGEX [PARAM=VALUE...]: the harness itself. A run of KO

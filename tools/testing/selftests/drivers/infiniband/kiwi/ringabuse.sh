@@ -16,8 +16,7 @@ tap_begin "user rings under abuse"
 
 # Outputs under build/ so that the host can follow a run, the kernel log
 # too (a wedged guest shows nothing else).
-root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
-out=$root/build/test/ringabuse
+out=$KIWI_ROOT/build/test/ringabuse
 rm -rf "$out" && mkdir -p "$out"
 dmesg -w >"$out/dmesg.log" 2>&1 &
 dmesg_pid=$!

@@ -23,10 +23,10 @@ whole=$?
 check "kiwi_srq: server and client exited 0, all $tap_plan points reported" \
 	eval '[ $rc -eq 0 ] && [ $whole -eq 0 ]'
 
-# The kernel consumer: its module enters the namespaces by these fds.
+# The kernel consumer, between the same namespaces.
 modprobe rdma_cm || echo "# modprobe rdma_cm failed"
 # ktest_run's own TAP (numbered points, a plan) becomes comments here.
-kout=$(ktest_run "$ko" netns_a=3 netns_b=4 3</run/netns/kiwiA 4</run/netns/kiwiB)
+kout=$(ktest_run_ns "$ko")
 krc=$?
 sed 's/^/# /' <<<"$kout"
 kplan=$(sed -n 's/^1\.\.//p' <<<"$kout")
