@@ -460,6 +460,19 @@ kiwi_own_addr_dev_del() {
 # ---- for the storage tests (storage_*.sh), which set $out (a scratch
 # directory), $pat_chunks and $fio_mb.
 
+# sysfs_find ATTR VALUE DIR...: the name of the first DIR whose file ATTR
+# reads VALUE; returns 1 when none does.
+sysfs_find() {
+	local attr=$1 want=$2 d
+
+	shift 2
+	for d in "$@"; do
+		[ "$(cat "$d/$attr" 2>/dev/null)" = "$want" ] &&
+			{ basename "$d"; return 0; }
+	done
+	return 1
+}
+
 # storage_fio DISK NAME ARGS...: a fio job with crc32c verification on
 # DISK, after the pattern's chunks; its result lines as comments.
 storage_fio() {
@@ -515,6 +528,13 @@ writer_start() {
 
 logged() { wc -l <"$out/w$1.log"; }
 
+# writer_running NAME SEED PATH FIRST END: writer_start, and a point once
+# the writer has logged 4 chunks.
+writer_running() {
+	writer_start "$2" "$3" "$4" "$5"
+	check "$1: the writer runs before the fault" writer_progress "$2" 4
+}
+
 # writer_progress SEED N [SECONDS]: N more chunks than now are logged
 # within SECONDS (60).
 writer_progress() {
@@ -540,6 +560,35 @@ writer_stop() {
 writer_end() {
 	writer_stop "$1"
 	blkpat verify "$2" --seed "$1" --log "$out/w$1.log" --direct
+}
+
+# writer_recovered NAME SEED PATH: two points, once a fault is over: the
+# writer logs 4 more chunks, and writer_end.
+writer_recovered() {
+	check "$1: writes go on after the fault" writer_progress "$2" 4
+	check "$1: every chunk the writer saw completed reads back intact ($(logged "$2") chunks)" \
+		writer_end "$2" "$3"
+}
+
+# device_fault NAME FAULT: FAULT, which takes kiwi0 away; points: it
+# returns within 20 s (a netdev's removal waits until kiwi lets go of it),
+# and kiwi0 is gone within 30.
+device_fault() {
+	local t=$SECONDS
+
+	eval "$2"
+	check "$1: '$2' returns within 20 s ($((SECONDS - t)) s)" \
+		test $((SECONDS - t)) -le 20
+	check "$1: kiwi0 is gone" wait_for 30 ibdev_absent kiwi0
+}
+
+# fault_healed NAME FAULT FELT HEAL: FAULT, a point once FELT is true
+# (within 15 s), and 3 s later HEAL.
+fault_healed() {
+	eval "$2"
+	check "$1: the fault is felt" wait_for 15 eval "$3"
+	sleep 3
+	eval "$4"
 }
 
 # storage_leftovers DEV...: what of the devices is left in use, as
