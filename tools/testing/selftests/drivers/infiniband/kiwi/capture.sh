@@ -22,7 +22,6 @@ source "$(dirname "$0")/lib.sh"
 what=${KIWI_CAPTURE:-crc-off}
 tap_begin "wire capture decoded by Wireshark ($what)"
 pcap=$KIWI_ROOT/build/test/capture-$what.pcap
-out=$(mktemp -d)
 srv=192.0.2.2
 
 # capture_start: dumpcap on kvA, TCP only, classic pcap (so that
@@ -145,5 +144,4 @@ if [ -n "$flip_port" ]; then
 		eval '[ "$(grep -c "^not ok" "$out/flipped.log")" = 1 ] &&
 		      grep -q "^not ok - flipped: the dissector verified the CRC32c" "$out/flipped.log"'
 fi
-rm -rf "$out"
 tap_end

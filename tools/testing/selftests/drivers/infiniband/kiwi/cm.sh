@@ -7,7 +7,6 @@
 # one kiwi device in each.
 source "$(dirname "$0")/lib.sh"
 tap_begin "connection manager"
-out=$(mktemp -d)
 T=$KIWI_TESTDIR/kiwi_cm_test
 
 check "two hosts with a kiwi device each" kiwi_two_devs
@@ -88,7 +87,6 @@ check "IPv6: connect, private data, RTS and disconnect" \
 	eval 'grep -qx "established pdata=hello-from-server" "$out/v6.cli" &&
 	      grep -qx "state RTS" "$out/v6.srv" && grep -qx disconnected "$out/v6.srv"'
 
-rm -rf "$out"
 kiwi_two_hosts_del
 check "devices go with the namespaces" \
 	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'

@@ -10,8 +10,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "data path"
 
-out=$(mktemp -d)
-
 for mode in "crc negotiated off" "crc required"; do
 	params=()
 	[ "$mode" = "crc required" ] && params=(crc_required=1)
@@ -35,5 +33,4 @@ for mode in "crc negotiated off" "crc required"; do
 		192.0.2.2 rc_lat rc_rdma_read_bw rc_rdma_read_lat rc_rdma_write_poll_lat quit
 	kiwi_two_devs_del
 done
-rm -rf "$out"
 tap_end

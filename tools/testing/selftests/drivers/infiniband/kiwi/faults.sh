@@ -21,7 +21,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "allocation failures"
 
-out=$(mktemp -d)
 D=/sys/kernel/debug/kiwi
 FA=$D/fail_alloc
 T=$KIWI_TESTDIR
@@ -247,5 +246,4 @@ dmesg -c >"$out/dmesg"
 echo "# kernel log: $(grep -cE 'page allocation failure|vmalloc error' "$out/dmesg") allocation-failure warnings"
 check "the kernel log has no report other than the allocation failures caused" \
 	log_check <"$out/dmesg"
-rm -rf "$out"
 tap_end

@@ -17,9 +17,14 @@ KIWI_UVERBS=$KIWI_TESTDIR/kiwi_uverbs
 _tap_n=0
 _tap_failed=0
 
+# tap_begin DESCRIPTION: the TAP header. $out becomes a scratch directory,
+# removed when the script exits.
 tap_begin() {
 	echo "TAP version 13"
 	echo "# $(basename "$0"): $*"
+	out=$(mktemp -d)
+	_tap_out=$out
+	trap 'rm -rf "$_tap_out"' EXIT
 }
 
 ok() {
@@ -457,8 +462,8 @@ kiwi_own_addr_dev_del() {
 	wait_for 20 ibdev_absent "$1"
 }
 
-# ---- for the storage tests (storage_*.sh), which set $out (a scratch
-# directory), $pat_chunks and $fio_mb.
+# ---- for the storage tests (storage_*.sh), which set $pat_chunks and
+# $fio_mb.
 
 # sysfs_find ATTR VALUE DIR...: the name of the first DIR whose file ATTR
 # reads VALUE; returns 1 when none does.

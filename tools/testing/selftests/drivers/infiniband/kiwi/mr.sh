@@ -7,7 +7,6 @@
 # (kiwi_rereg: the owner prints TAP, the peer serves its connections).
 source "$(dirname "$0")/lib.sh"
 tap_begin "memory registration"
-out=$(mktemp -d)
 rc=0
 
 check "kiwi0 on a veth pair" kiwi_veth_dev kiwi0
@@ -18,7 +17,6 @@ kiwi_veth_dev_del kiwi0
 check "rereg: two hosts with a kiwi device each" kiwi_two_devs
 tap_pair rereg 7390 kiwiB "$KIWI_TESTDIR/kiwi_rereg" peer 192.0.2.2 7390 -- \
 	kiwiA "$KIWI_TESTDIR/kiwi_rereg" owner 192.0.2.2 7390 || rc=1
-rm -rf "$out"
 kiwi_no_leftovers rereg kiwi0 mr qp cq pd || rc=1
 kiwi_no_leftovers rereg kiwi1 mr qp cq pd || rc=1
 kiwi_two_devs_del

@@ -9,7 +9,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "memory windows"
 M=$KIWI_TESTDIR/kiwi_mw
-out=$(mktemp -d)
 
 check "two hosts with a kiwi device each" kiwi_two_devs
 
@@ -29,5 +28,4 @@ check "client ran every case (exit $crc)" eval '[ $crc -eq 0 ] && [ $cwhole -eq 
 check "no MR or QP of the test left on kiwi1" \
 	eval 'kiwi_no_leftovers mw kiwi1 mr qp | sed "s/^/# /"; [ ${PIPESTATUS[0]} -eq 0 ]'
 kiwi_two_devs_del
-rm -rf "$out"
 tap_end

@@ -16,7 +16,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "QP state machine and work requests"
 Q=$KIWI_TESTDIR/kiwi_qpstate
-out=$(mktemp -d)
 rc=0
 
 check "kiwi0 on a veth pair" kiwi_veth_dev kiwi0
@@ -64,6 +63,5 @@ check "SIGKILLed client: no QP, CQ, MR, PD or cm_id left on kiwi0" \
 kiwi_two_hosts_del
 wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
 check "the module unloads" modprobe -r kiwi
-rm -rf "$out"
 [ $rc -eq 0 ] || not_ok "kiwi_qpstate reported failures"
 tap_end

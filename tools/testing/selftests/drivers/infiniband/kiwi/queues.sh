@@ -7,7 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "CQ and QP semantics, completion notification"
 Q=$KIWI_TESTDIR/kiwi_queues
-out=$(mktemp -d)
 rc=0
 
 check "kiwi0 on a veth pair" kiwi_veth_dev kiwi0
@@ -20,6 +19,5 @@ tap_pair notify 7420 kiwiB "$Q" server 192.0.2.2 7420 -- \
 	kiwiA "$Q" client 192.0.2.2 7420 || rc=1
 kiwi_no_leftovers queues-connected kiwi0 qp cq mr pd || rc=1
 kiwi_two_devs_del
-rm -rf "$out"
 [ $rc -eq 0 ] || not_ok "kiwi_queues reported failures"
 tap_end

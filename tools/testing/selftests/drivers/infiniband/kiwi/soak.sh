@@ -14,7 +14,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "soak"
 
-out=$(mktemp -d)
 secs=${KIWI_SOAK_SECONDS:-120}
 X=$KIWI_TESTDIR/kiwi_xfer
 end=$((SECONDS + secs))
@@ -72,5 +71,4 @@ done
 echo "# soak: $total bytes verified in $secs s"
 kiwi_no_leftovers soak kiwi0 qp cq mr pd cm_id
 kiwi_two_devs_del
-rm -rf "$out"
 tap_end

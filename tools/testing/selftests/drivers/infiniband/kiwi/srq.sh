@@ -10,7 +10,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "shared receive queues"
 
-out=$(mktemp -d)
 T=$KIWI_TESTDIR/kiwi_srq
 ko=$KIWI_TESTDIR/kiwi_ktest/kiwi_ktest_srq.ko
 
@@ -41,5 +40,4 @@ for d in kiwi0 kiwi1; do
 	fi
 done
 kiwi_two_devs_del
-rm -rf "$out"
 tap_end

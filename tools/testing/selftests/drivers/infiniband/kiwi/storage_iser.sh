@@ -40,7 +40,6 @@ source "$(dirname "$0")/lib.sh"
 [ -z "${KIWI_X:-}" ] || set -x
 tap_begin "iSER (LIO isert, open-iscsi ib_iser) over kiwi"
 
-out=$(mktemp -d)
 iqn=iqn.2026-11.org.kiwi:storage-iser
 addr=192.0.2.1
 portal=$addr:3260

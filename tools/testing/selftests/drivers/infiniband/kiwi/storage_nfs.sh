@@ -34,7 +34,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "NFS over RDMA (svcrdma, xprtrdma) over kiwi"
 
-out=$(mktemp -d)
 exp=$out/export
 mnt=$out/mnt
 srv=192.0.2.1

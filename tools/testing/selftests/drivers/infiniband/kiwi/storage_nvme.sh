@@ -29,7 +29,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "NVMe-oF (nvmet-rdma, nvme-rdma) over kiwi"
 
-out=$(mktemp -d)
 cfg=/sys/kernel/config/nvmet
 nqn=nqn.2026-11.org.kiwi:storage-test
 addr=192.0.2.1

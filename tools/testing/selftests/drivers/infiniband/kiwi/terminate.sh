@@ -24,7 +24,6 @@ S=$KIWI_TESTDIR/kiwi_term_server
 kiwi_unload
 check "two hosts, kiwi1 in kiwiB" eval 'modprobe kiwi && kiwi_two_hosts &&
 	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB'
-out=$(mktemp -d)
 PORT=7700
 # Starting a process costs up to seconds in the emulated VM: per case, only
 # the peer runs; everything else here is a shell builtin. The peer enters
@@ -275,7 +274,6 @@ srv_stop term
 exec {nap}<&-
 grep -vE '^(listening|request|established|recv len|summary)' "$out/term.srv" | sed 's/^/# server: /'
 
-rm -rf "$out"
 kiwi_two_hosts_del
 check "the device goes with its namespace" wait_for 20 ibdev_absent kiwi1
 kiwi_unload
