@@ -21,10 +21,7 @@
 source "$(dirname "$0")/lib.sh"
 what=${KIWI_CAPTURE:-crc-off}
 tap_begin "wire capture decoded by Wireshark ($what)"
-root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
-SIW=$root/build/siw/siw.ko
-pcap=$root/build/test/capture-$what.pcap
-out=$(mktemp -d)
+pcap=$KIWI_ROOT/build/test/capture-$what.pcap
 srv=192.0.2.2
 
 # capture_start: dumpcap on kvA, TCP only, classic pcap (so that
@@ -45,29 +42,13 @@ capture_stop() {
 	grep -qE "^Packets received/dropped on interface 'kvA': [0-9]+/0 " "$out/dumpcap.log"
 }
 
-# devices PEER MODPARAM...: kiwi0 in kiwiA, PEER (kiwi1 or siw0) in kiwiB.
-devices() {
-	local peer=$1
-	shift
-	modprobe kiwi "$@" &&
-	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA || return 1
-	if [ "$peer" = siw0 ]; then
-		modprobe -a ib_core libcrc32c crc32c_generic 2>/dev/null
-		insmod "$SIW" &&
-		ip netns exec kiwiB rdma link add siw0 type siw netdev kvB
-	else
-		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
-	fi
-}
-
+# devices_del: undo kiwi_devs, the hosts kept.
 devices_del() {
 	local d
 	for d in kiwi0 kiwi1 siw0; do
 		ibdev_exists $d && rdma link del $d
 	done
-	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1 && ibdev_absent siw0'
-	lsmod | grep -q "^siw " && rmmod siw
-	kiwi_unload
+	kiwi_devs_unload
 }
 
 # mode NAME CRC KIWI PEER MODPARAM... -- KIND:PORT:ITERS:SIZE...: one
@@ -79,14 +60,13 @@ mode() {
 	shift 4
 	while [ "$1" != -- ]; do params+=("$1"); shift; done
 	shift
-	check "$name: kiwi0 and $peer" devices "$peer" "${params[@]}"
+	check "$name: kiwi0 and $peer" kiwi_devs "$peer" "${params[@]}"
 	runs+=(--run "$name" "$crc" "$kiwi")
 	for run in "$@"; do
 		IFS=: read -r t port n size <<<"$run"
 		if [ "$t" = rping ]; then
 			check "$name: rping -V, $n x $size bytes" \
-				pair "rping$port" "$port" kiwiB rping -s -a $srv -p "$port" -V -C "$n" -S "$size" -- \
-				kiwiA rping -c -a $srv -p "$port" -V -C "$n" -S "$size"
+				pair_rping "rping$port" "$port" kiwiB $srv kiwiA "$n" "$size"
 			# With CRC on, a copy of this connection on port
 			# 7999 with a byte flipped must fail the CRC check.
 			[ "$crc" = on ] &&
@@ -94,8 +74,7 @@ mode() {
 				flip_port=$port
 		else
 			check "$name: ib_${t}_bw -R, $n x $size bytes" \
-				pair "$t$port" "$port" kiwiB ib_${t}_bw -d "$peer" -R -F -p "$port" -n "$n" -s "$size" -- \
-				kiwiA ib_${t}_bw -d kiwi0 -R -F -p "$port" -n "$n" -s "$size" $srv
+				pair_perftest "$t$port" "$port" ib_${t}_bw "$peer" kiwi0 "$n" "$size" $srv
 		fi
 		runs+=("$port:$t:$n:$size")
 	done
@@ -120,7 +99,7 @@ relay() {
 kiwi_unload
 modprobe -r siw 2>/dev/null
 runs=() flipped=() flip_port=
-if [ "$what" = siw ] && [ ! -f "$SIW" ]; then
+if [ "$what" = siw ] && [ ! -f "$KIWI_SIW" ]; then
 	not_ok "siw.ko was built (scripts/build-siw.sh)"
 	tap_end
 fi
@@ -165,5 +144,4 @@ if [ -n "$flip_port" ]; then
 		eval '[ "$(grep -c "^not ok" "$out/flipped.log")" = 1 ] &&
 		      grep -q "^not ok - flipped: the dissector verified the CRC32c" "$out/flipped.log"'
 fi
-rm -rf "$out"
 tap_end

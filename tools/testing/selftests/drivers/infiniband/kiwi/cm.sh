@@ -9,26 +9,16 @@ source "$(dirname "$0")/lib.sh"
 tap_begin "connection manager"
 T=$KIWI_TESTDIR/kiwi_cm_test
 
-kiwi_unload
-modprobe kiwi
-kiwi_two_hosts || echo "not ok - set up two hosts"
-ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA
-ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
-A() { ip netns exec kiwiA "$@"; }
-B() { ip netns exec kiwiB "$@"; }
-out=$(mktemp -d)
+check "two hosts with a kiwi device each" kiwi_two_devs
+KIWI_TIMEOUT=60
 
-# run_pair NAME ADDR PORT MODE [PDATA_LEN]: server in B, client in A.
+# run_pair NAME ADDR PORT MODE [PDATA_LEN]: server in kiwiB, client in
+# kiwiA, their lines as comments (both exit 0 whatever the outcome).
 run_pair() {
-	export KIWI_SYNC=$out/$1.sync
-	B timeout 60 "$T" server "$2" "$3" "$4" >"$out/$1.srv" 2>&1 &
-	local spid=$!
-	wait_for 20 grep -q listening "$out/$1.srv"
-	A timeout 60 "$T" client "$2" "$3" ${5:+"$5"} >"$out/$1.cli" 2>&1
-	wait "$spid"
+	KIWI_SYNC=$out/$1.sync pair "$1" "$3" kiwiB "$T" server "$2" "$3" "$4" -- \
+		kiwiA "$T" client "$2" "$3" ${5:+"$5"}
 	sed "s/^/# $1 server: /" "$out/$1.srv"
 	sed "s/^/# $1 client: /" "$out/$1.cli"
-	unset KIWI_SYNC
 }
 
 run_pair v4 192.0.2.2 7471 accept
@@ -49,34 +39,30 @@ run_pair big 192.0.2.2 7471 accept 255
 check "255 bytes of private data (rdma_cm's limit) arrive intact" \
 	grep -qxE "request pdata=hello-from-clientx{238}" "$out/big.srv"
 
-A timeout 30 "$T" client 192.0.2.2 7479 >"$out/nolisten.cli" 2>&1
+KIWI_TIMEOUT=30 cli_run nolisten kiwiA "$T" client 192.0.2.2 7479
 sed 's/^/# no listener: /' "$out/nolisten.cli"
 check "no listener: REJECTED with ECONNREFUSED" \
 	grep -qx "rejected status=-111 pdata=" "$out/nolisten.cli"
 
 # A TCP peer that never answers the MPA Request times the client out.
-B timeout 40 python3 -c '
+# Python starts slowly under emulation and load: srv_start waits for it.
+KIWI_TIMEOUT=40 srv_start silent 7472 kiwiB python3 -c '
 import socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("192.0.2.2", 7472)); s.listen(1); print("up", flush=True)
-c, _ = s.accept(); time.sleep(30)' >"$out/silent.py" 2>&1 &
-spy=$!
-# Python starts slowly under emulation and load: wait for it to listen.
-wait_for 60 grep -q up "$out/silent.py"
+s.bind(("192.0.2.2", 7472)); s.listen(1)
+c, _ = s.accept(); time.sleep(30)'
 start=$SECONDS
-A timeout 40 "$T" client 192.0.2.2 7472 >"$out/silent.cli" 2>&1
+KIWI_TIMEOUT=40 cli_run silent kiwiA "$T" client 192.0.2.2 7472
 took=$((SECONDS - start))
-kill "$spy" 2>/dev/null
+srv_stop silent
 sed 's/^/# silent peer: /' "$out/silent.cli"
 check "a peer that never answers MPA: UNREACHABLE (ETIMEDOUT) after ~10 s (took ${took}s)" \
 	eval 'grep -qx "error RDMA_CM_EVENT_UNREACHABLE status=-110" "$out/silent.cli" &&
 	      [ $took -ge 9 ] && [ $took -le 30 ]'
 
 # Garbage at a kiwi listener is dropped; the listener keeps serving.
-B timeout 60 "$T" server 192.0.2.2 7473 accept >"$out/garb.srv" 2>&1 &
-spid=$!
-wait_for 20 grep -q listening "$out/garb.srv"
-A python3 -c '
+srv_start garb 7473 kiwiB "$T" server 192.0.2.2 7473 accept
+ip netns exec kiwiA python3 -c '
 import socket
 s = socket.create_connection(("192.0.2.2", 7473))
 s.sendall(b"GET / HTTP/1.0\r\n\r\n" + bytes(range(64)))
@@ -90,8 +76,8 @@ except ConnectionResetError:
 sed 's/^/# garbage client: /' "$out/garb.py"
 check "garbage instead of an MPA Request: the connection is reset" \
 	grep -qxE "reset|closed" "$out/garb.py"
-A timeout 60 "$T" client 192.0.2.2 7473 >"$out/garb.cli" 2>&1
-wait "$spid"
+cli_run garb kiwiA "$T" client 192.0.2.2 7473
+srv_end garb
 check "the listener then accepts a proper client" \
 	eval 'grep -qx "established pdata=hello-from-server" "$out/garb.cli" &&
 	      grep -qx disconnected "$out/garb.srv"'
@@ -101,7 +87,6 @@ check "IPv6: connect, private data, RTS and disconnect" \
 	eval 'grep -qx "established pdata=hello-from-server" "$out/v6.cli" &&
 	      grep -qx "state RTS" "$out/v6.srv" && grep -qx disconnected "$out/v6.srv"'
 
-rm -rf "$out"
 kiwi_two_hosts_del
 check "devices go with the namespaces" \
 	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'

@@ -10,31 +10,15 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "data path"
 
-out=$(mktemp -d)
-
 for mode in "crc negotiated off" "crc required"; do
-	if [ "$mode" = "crc required" ]; then
-		check "$mode: two hosts with a kiwi device each" kiwi_two_devs crc_required=1
-	else
-		check "$mode: two hosts with a kiwi device each" kiwi_two_devs
-	fi
-	check "$mode: rping -V, 20 iterations of 4000 bytes, data verified" \
-		pair rping 7174 kiwiB rping -s -a 192.0.2.2 -V -C 20 -S 4000 -- \
-		kiwiA rping -c -a 192.0.2.2 -V -C 20 -S 4000
-	check "$mode: rping -V with 65000-byte buffers (rping's largest)" \
-		pair rping64 7174 kiwiB rping -s -a 192.0.2.2 -V -C 5 -S 65000 -- \
-		kiwiA rping -c -a 192.0.2.2 -V -C 5 -S 65000
-	check "$mode: rping -V over IPv6, 20 iterations of 4000 bytes" \
-		pair rping6 7174 kiwiB rping -s -a 2001:db8::2 -V -C 20 -S 4000 -- \
-		kiwiA rping -c -a 2001:db8::2 -V -C 20 -S 4000
-	for t in send write read; do
-		check "$mode: ib_${t}_bw -R, 64 KiB x 200" \
-			pair "$t" 18515 kiwiB ib_${t}_bw -d kiwi1 -R -F -n 200 -s 65536 -- \
-			kiwiA ib_${t}_bw -d kiwi0 -R -F -n 200 -s 65536 192.0.2.2
-		check "$mode: ib_${t}_lat -R, 8 B x 200" \
-			pair "${t}lat" 18515 kiwiB ib_${t}_lat -d kiwi1 -R -F -n 200 -s 8 -- \
-			kiwiA ib_${t}_lat -d kiwi0 -R -F -n 200 -s 8 192.0.2.2
-	done
+	params=()
+	[ "$mode" = "crc required" ] && params=(crc_required=1)
+	check "$mode: two hosts with a kiwi device each" kiwi_two_devs "${params[@]}"
+	rping_check "$mode" rping kiwiB 192.0.2.2 kiwiA 20 4000
+	# 65000 bytes: rping's largest buffers
+	rping_check "$mode" rping64 kiwiB 192.0.2.2 kiwiA 5 65000
+	rping_check "$mode" rping6 kiwiB 2001:db8::2 kiwiA 20 4000
+	perftest_checks "$mode" kiwi1 200 65536
 	# ucmatose's server listens on the IPv6 wildcard: IPv4 clients too.
 	check "$mode: ucmatose, IPv4 client to a wildcard server" \
 		pair ucma 7471 kiwiB ucmatose -- kiwiA ucmatose -s 192.0.2.2
@@ -49,5 +33,4 @@ for mode in "crc negotiated off" "crc required"; do
 		192.0.2.2 rc_lat rc_rdma_read_bw rc_rdma_read_lat rc_rdma_write_poll_lat quit
 	kiwi_two_devs_del
 done
-rm -rf "$out"
 tap_end

@@ -22,8 +22,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "allocation failures"
 
-out=$(mktemp -d)
-root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
 D=/sys/kernel/debug/kiwi
 FA=$D/fail_alloc
 T=$KIWI_TESTDIR
@@ -69,27 +67,23 @@ settled() {
 }
 
 # run_pair NAME SRV... -- CLI...: the server in kiwiB, the client in kiwiA,
-# each bounded; the server is stopped once the client is done. Returns 0
-# when neither needed killing (their own exit status does not matter here:
-# they are expected to fail when an allocation fails).
+# each killed after 60 s; the server is stopped once the client is done.
+# Returns 0 when the client did not need killing (their own exit status
+# does not matter here: they are expected to fail when an allocation fails).
 run_pair() {
-	local name=$1 srv=() cli=() spid crc
+	local name=$1 srv=() crc KIWI_TIMEOUT=60 KIWI_SIGNAL=KILL
 	shift
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
-	cli=("$@")
-	ip netns exec kiwiB timeout -s KILL 60 "${srv[@]}" >"$out/$name.srv" 2>&1 &
-	spid=$!
-	wait_for 20 eval "ip netns exec kiwiB ss -Hltn | grep -q ':7500 '"
-	ip netns exec kiwiA timeout -s KILL 60 "${cli[@]}" >"$out/$name.cli" 2>&1
+	srv_start "$name" 7500 kiwiB "${srv[@]}"
+	cli_run "$name" kiwiA "$@"
 	crc=$?
 	# A server whose client failed may wait for nothing: stop it.
 	if [ "$crc" = 0 ]; then
-		wait_for 10 eval "! kill -0 $spid 2>/dev/null" || kill "$spid" 2>/dev/null
+		srv_stop "$name" 10
 	else
-		kill "$spid" 2>/dev/null
+		srv_stop "$name"
 	fi
-	wait "$spid"
 	[ "$crc" != 137 ] || { echo "# $name: the client hung (killed after 60 s)"; return 1; }
 }
 
@@ -200,7 +194,7 @@ check "at random (5 %), SRQ, MW, CQ resize, zero copy and kernel FRMR programs e
 	random_rounds "${KIWI_FAULT_ROUNDS:-2}" 5
 
 # Every guarded site in the source has failed at least once.
-sites_in_source=$(grep -ho 'kiwi_fault()' "$root"/drivers/infiniband/sw/kiwi/*.c | wc -l)
+sites_in_source=$(grep -ho 'kiwi_fault()' "$KIWI_ROOT"/drivers/infiniband/sw/kiwi/*.c | wc -l)
 sites_failed=$(awk '$4 > 0' "$D/fail_sites" | wc -l)
 sort -n "$D/fail_sites" | sed 's/^/# site, calls, failures: /' 
 check "each of the $sites_in_source guarded allocation sites failed at least once ($sites_failed did; init's 2 before this load)" \
@@ -237,8 +231,7 @@ check "failslab and fail_page_alloc (2 %) on rping's tasks: every run ends, noth
 
 quiet
 check "afterwards the devices still move verified data (rping -V)" \
-	pair rping 7500 kiwiB rping -s -a 192.0.2.2 -p 7500 -V -C 20 -S 4000 -- \
-	kiwiA rping -c -a 192.0.2.2 -p 7500 -V -C 20 -S 4000
+	pair_rping rping 7500 kiwiB 192.0.2.2 kiwiA 20 4000
 kiwi_two_hosts_del
 check "the devices go with their namespaces" \
 	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
@@ -259,5 +252,4 @@ dmesg -c >"$out/dmesg"
 echo "# kernel log: $(grep -cE 'page allocation failure|vmalloc error' "$out/dmesg") allocation-failure warnings"
 check "the kernel log has no report other than the allocation failures caused" \
 	log_check <"$out/dmesg"
-rm -rf "$out"
 tap_end

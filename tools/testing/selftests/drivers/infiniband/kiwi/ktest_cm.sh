@@ -17,11 +17,6 @@ source "$(dirname "$0")/lib.sh"
 ko=$KIWI_TESTDIR/kiwi_ktest/kiwi_ktest_cm.ko
 rc=0
 
-# The module's namespaces: file descriptors insmod inherits (see the .c).
-ktest_cm() {
-	ktest_run "$ko" netns_a=3 netns_b=4 "$@" 3</run/netns/kiwiA 4</run/netns/kiwiB
-}
-
 # kiwi_no_leftovers for both devices.
 no_leftovers() {
 	kiwi_no_leftovers "$1" kiwi0 pd mr cq qp cm_id &&
@@ -54,7 +49,7 @@ for mode in "crc off" "crc required"; do
 		continue
 	fi
 	echo "# $mode: kiwi crc_required=$(cat /sys/module/kiwi/parameters/crc_required)"
-	KTEST_TAG=$mode ktest_cm || rc=1
+	KTEST_TAG=$mode ktest_run_ns "$ko" || rc=1
 	if [ "$mode" = "crc off" ]; then
 		harness || rc=1
 	fi

@@ -6,6 +6,9 @@
 # with tap_end, which prints the plan and exits 1 if anything failed.
 
 KIWI_TESTDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KIWI_ROOT=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
+# The upstream siw, built by scripts/build-siw.sh: the wire peer.
+KIWI_SIW=$KIWI_ROOT/build/siw/siw.ko
 # Kernel log lines that mean a test broke the kernel (run_vm.sh checks the
 # log after each test). On the debug kernel KASAN and lockdep reports start
 # with "BUG:" or "WARNING:", and the rest of lockdep's and RCU's with "INFO:".
@@ -14,9 +17,14 @@ KIWI_UVERBS=$KIWI_TESTDIR/kiwi_uverbs
 _tap_n=0
 _tap_failed=0
 
+# tap_begin DESCRIPTION: the TAP header. $out becomes a scratch directory,
+# removed when the script exits.
 tap_begin() {
 	echo "TAP version 13"
 	echo "# $(basename "$0"): $*"
+	out=$(mktemp -d)
+	_tap_out=$out
+	trap 'rm -rf "$_tap_out"' EXIT
 }
 
 ok() {
@@ -136,43 +144,116 @@ kiwi_two_hosts_del() {
 	ip netns del kiwiB
 }
 
+# kiwi_devs PEER [MODPARAM=VALUE...]: on kiwi_two_hosts, kiwi loaded with
+# the parameters, kiwi0 on kvA in kiwiA, and PEER on kvB in kiwiB: kiwi1,
+# or siw0 of the upstream siw (loaded here).
+kiwi_devs() {
+	local peer=$1
+	shift
+	modprobe kiwi "$@" &&
+	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA || return 1
+	if [ "$peer" = siw0 ]; then
+		modprobe -r siw 2>/dev/null
+		modprobe -a ib_core libcrc32c crc32c_generic 2>/dev/null
+		insmod "$KIWI_SIW" &&
+		ip netns exec kiwiB rdma link add siw0 type siw netdev kvB
+	else
+		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
+	fi
+}
+
+# kiwi_devs_unload: once kiwi0, kiwi1 and siw0 are gone, unload siw and
+# kiwi.
+kiwi_devs_unload() {
+	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1 && ibdev_absent siw0'
+	! grep -q "^siw " /proc/modules || rmmod siw
+	kiwi_unload
+}
+
 # kiwi_two_devs [MODPARAM=VALUE...]: a fresh kiwi module loaded with the
 # parameters, kiwi_two_hosts, and kiwi0 on kvA in kiwiA, kiwi1 on kvB in
 # kiwiB.
 kiwi_two_devs() {
 	kiwi_unload
-	modprobe kiwi "$@" &&
-	kiwi_two_hosts &&
-	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
-	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
+	kiwi_two_hosts && kiwi_devs kiwi1 "$@"
 }
 
-# kiwi_two_devs_del: undo kiwi_two_devs.
+# kiwi_two_devs_del: undo kiwi_two_devs (or kiwi_two_hosts and kiwi_devs).
 kiwi_two_devs_del() {
 	kiwi_two_hosts_del
-	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
-	kiwi_unload
+	kiwi_devs_unload
 }
 
-# pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: start
-# the server, wait until it listens on TCP PORT, run the client; both must
-# exit 0. Outputs go to $out/NAME.srv and $out/NAME.cli; on failure their
-# error lines are shown.
-pair() {
-	local name=$1 port=$2 sns=$3 srv=() cns cli=()
+# ---- a server in one namespace, its client in the other
+#
+# Each runs for $KIWI_TIMEOUT seconds at most (120 unless set), then gets
+# $KIWI_SIGNAL (TERM unless set). Their outputs go to $out/NAME.srv and
+# $out/NAME.cli.
+
+declare -gA kiwi_srv_pid
+
+srv_listens() { ip netns exec "$1" ss -Hltn | grep -q ":$2 "; }
+
+# srv_start NAME PORT NS CMD...: server NAME, CMD in namespace NS in the
+# background; returns once it listens on TCP PORT there, 1 if it ended or
+# took two minutes without.
+srv_start() {
+	local name=$1 port=$2 ns=$3 pid
 	shift 3
+	ip netns exec "$ns" timeout -s "${KIWI_SIGNAL:-TERM}" "${KIWI_TIMEOUT:-120}" \
+		"$@" >"$out/$name.srv" 2>&1 &
+	pid=$!
+	kiwi_srv_pid[$name]=$pid
+	wait_for 120 eval "srv_listens $ns $port || ! kill -0 $pid 2>/dev/null"
+	srv_listens "$ns" "$port"
+}
+
+# srv_end NAME: wait for server NAME to end; returns its exit status.
+srv_end() {
+	wait "${kiwi_srv_pid[$1]}"
+}
+
+# srv_stop NAME [SECONDS]: give server NAME SECONDS (none) to end, then
+# stop it with SIGTERM; returns its exit status.
+srv_stop() {
+	local pid=${kiwi_srv_pid[$1]}
+
+	wait_for "${2:-0}" eval "! kill -0 $pid 2>/dev/null" || kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+# cli_run NAME NS CMD...: client NAME, CMD in namespace NS; returns its
+# exit status (timeout's when it was stopped: 124, or 137 for SIGKILL).
+cli_run() {
+	local name=$1 ns=$2
+	shift 2
+	ip netns exec "$ns" timeout -s "${KIWI_SIGNAL:-TERM}" "${KIWI_TIMEOUT:-120}" \
+		"$@" >"$out/$name.cli" 2>&1
+}
+
+# pair_args SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: into the caller's
+# srv, cns and cli.
+pair_args() {
+	srv=() cli=()
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cns=$1
 	shift
 	cli=("$@")
-	ip netns exec "$sns" timeout 120 "${srv[@]}" >"$out/$name.srv" 2>&1 &
-	local spid=$!
-	wait_for 30 eval "ip netns exec $sns ss -Hltn | grep -q ':$port '"
-	ip netns exec "$cns" timeout 120 "${cli[@]}" >"$out/$name.cli" 2>&1
-	local crc=$?
-	wait "$spid"
-	local src=$?
+}
+
+# pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: start
+# the server, wait until it listens on TCP PORT, run the client; both must
+# exit 0. On failure their error lines are shown.
+pair() {
+	local name=$1 port=$2 sns=$3 srv cns cli crc src
+	shift 3
+	pair_args "$@"
+	srv_start "$name" "$port" "$sns" "${srv[@]}"
+	cli_run "$name" "$cns" "${cli[@]}"
+	crc=$?
+	srv_end "$name"
+	src=$?
 	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
 		echo "# $name: client exit $crc, server exit $src"
 		tail -n 12 "$out/$name.srv" | sed "s/^/# $name: server: /"
@@ -185,34 +266,74 @@ pair() {
 	fi
 }
 
-# tap_pair NAME SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...: start
-# the server (output to $out/NAME, shown as comments), wait until it prints
-# "listening", run the client, whose TAP points become ours (numbered "-"),
-# then one point for the server's exit status. Returns 1 when either failed.
+# pair_rping NAME PORT SERVER-NS ADDR CLIENT-NS COUNT SIZE: pair of rping
+# -V (Send, RDMA Read and Write, data verified), COUNT iterations of SIZE
+# bytes, the server on ADDR.
+pair_rping() {
+	pair "$1" "$2" "$3" rping -s -a "$4" -p "$2" -V -C "$6" -S "$7" -- \
+		"$5" rping -c -a "$4" -p "$2" -V -C "$6" -S "$7"
+}
+
+# rping_check WHAT NAME SERVER-NS ADDR CLIENT-NS COUNT SIZE: one point,
+# pair_rping on port 7174 (rping's own).
+rping_check() {
+	check "$1: rping -V from $5 to $4 in $3, $6 x $7 B" \
+		pair_rping "$2" 7174 "$3" "$4" "$5" "$6" "$7"
+}
+
+# pair_perftest NAME PORT TEST SERVER-DEV CLIENT-DEV ITERS SIZE ADDR: pair
+# of perftest's TEST (ib_send_bw, ...) over rdma_cm, the server in kiwiB
+# on SERVER-DEV at ADDR, the client in kiwiA on CLIENT-DEV.
+pair_perftest() {
+	local opt=(-R -F -p "$2" -n "$6" -s "$7")
+
+	pair "$1" "$2" kiwiB "$3" -d "$4" "${opt[@]}" -- \
+		kiwiA "$3" -d "$5" "${opt[@]}" "$8"
+}
+
+# perftest_checks WHAT PEER ITERS SIZE: six points: ib_send, ib_write and
+# ib_read, _bw with SIZE bytes and _lat with 8, ITERS iterations each, over
+# rdma_cm from kiwi0 in kiwiA to a server on PEER in kiwiB (192.0.2.2).
+perftest_checks() {
+	local t
+
+	for t in send write read; do
+		check "$1: ib_${t}_bw -R to $2, $3 x $4 B" \
+			pair_perftest "$t" 18515 ib_${t}_bw "$2" kiwi0 "$3" "$4" 192.0.2.2
+		check "$1: ib_${t}_lat -R to $2, $3 x 8 B" \
+			pair_perftest "${t}lat" 18515 ib_${t}_lat "$2" kiwi0 "$3" 8 192.0.2.2
+	done
+}
+
+# tap_pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...:
+# start the server (a point: it listens on TCP PORT), run the client, whose
+# TAP points become ours (tap_run), then one point for the server's exit
+# status, its output shown as comments. Each runs for 300 s at most unless
+# KIWI_TIMEOUT says otherwise. Returns 1 when either failed.
 tap_pair() {
-	local name=$1 sns=$2 srv=() cns cli=() spid crc src
-	shift 2
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cns=$1
-	shift
-	cli=("$@")
-	ip netns exec "$sns" timeout 300 "${srv[@]}" >"$out/$name" 2>&1 &
-	spid=$!
-	check "$name: server listens" wait_for 60 grep -q listening "$out/$name"
-	ip netns exec "$cns" timeout 300 "${cli[@]}" | tap_sub
-	crc=${PIPESTATUS[0]}
-	wait "$spid"
+	local name=$1 port=$2 sns=$3 srv cns cli crc src
+	local KIWI_TIMEOUT=${KIWI_TIMEOUT:-300}
+	shift 3
+	pair_args "$@"
+	check "$name: server listens" srv_start "$name" "$port" "$sns" "${srv[@]}"
+	tap_run ip netns exec "$cns" timeout "$KIWI_TIMEOUT" "${cli[@]}"
+	crc=$?
+	srv_end "$name"
 	src=$?
-	sed 's/^/# /' "$out/$name"
+	sed 's/^/# /' "$out/$name.srv"
 	check "$name: the server ended cleanly" test "$src" -eq 0
 	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
 }
 
+# What kiwi_qpstate and kiwi_wrflow get (env) to hold an RDMA Read
+# outstanding: commands that drop, and stop dropping, every packet the
+# server in kiwiB sends.
+KIWI_NETEM=("KIWI_BLOCK=ip netns exec kiwiB tc qdisc add dev kvB root netem loss 100%"
+	    "KIWI_UNBLOCK=ip netns exec kiwiB tc qdisc del dev kvB root")
+
 # kiwi_veth_dev_del DEV: undo kiwi_veth_dev.
 kiwi_veth_dev_del() {
-	ip link del kva
-	wait_for 10 ibdev_absent "$1"
+	kiwi_own_addr_dev_del "$1"
 	kiwi_unload
 }
 
@@ -292,6 +413,12 @@ ktest_run() {
 	return $rc
 }
 
+# ktest_run_ns KO [PARAM=VALUE...]: ktest_run, with namespaces kiwiA and
+# kiwiB as the module's netns_a and netns_b (descriptors insmod inherits).
+ktest_run_ns() {
+	ktest_run "$@" netns_a=3 netns_b=4 3</run/netns/kiwiA 4</run/netns/kiwiB
+}
+
 # ktest_fails KO REGEX [PARAM=VALUE...]: the harness itself. A run of KO
 # with the parameters must fail its load and report a TAP line that REGEX
 # (extended) matches whole; the run's own lines become comments.
@@ -328,8 +455,27 @@ kiwi_own_addr_dev() {
 	rdma link add "$1" type kiwi netdev kva
 }
 
-# ---- for the storage tests (storage_*.sh), which set $out (a scratch
-# directory), $pat_chunks and $fio_mb.
+# kiwi_own_addr_dev_del DEV: the veth pair deleted, and DEV gone with it.
+kiwi_own_addr_dev_del() {
+	ip link del kva 2>/dev/null
+	wait_for 20 ibdev_absent "$1"
+}
+
+# ---- for the storage tests (storage_*.sh), which set $pat_chunks and
+# $fio_mb.
+
+# sysfs_find ATTR VALUE DIR...: the name of the first DIR whose file ATTR
+# reads VALUE; returns 1 when none does.
+sysfs_find() {
+	local attr=$1 want=$2 d
+
+	shift 2
+	for d in "$@"; do
+		[ "$(cat "$d/$attr" 2>/dev/null)" = "$want" ] &&
+			{ basename "$d"; return 0; }
+	done
+	return 1
+}
 
 # storage_fio DISK NAME ARGS...: a fio job with crc32c verification on
 # DISK, after the pattern's chunks; its result lines as comments.
@@ -386,6 +532,13 @@ writer_start() {
 
 logged() { wc -l <"$out/w$1.log"; }
 
+# writer_running NAME SEED PATH FIRST END: writer_start, and a point once
+# the writer has logged 4 chunks.
+writer_running() {
+	writer_start "$2" "$3" "$4" "$5"
+	check "$1: the writer runs before the fault" writer_progress "$2" 4
+}
+
 # writer_progress SEED N [SECONDS]: N more chunks than now are logged
 # within SECONDS (60).
 writer_progress() {
@@ -411,6 +564,35 @@ writer_stop() {
 writer_end() {
 	writer_stop "$1"
 	blkpat verify "$2" --seed "$1" --log "$out/w$1.log" --direct
+}
+
+# writer_recovered NAME SEED PATH: two points, once a fault is over: the
+# writer logs 4 more chunks, and writer_end.
+writer_recovered() {
+	check "$1: writes go on after the fault" writer_progress "$2" 4
+	check "$1: every chunk the writer saw completed reads back intact ($(logged "$2") chunks)" \
+		writer_end "$2" "$3"
+}
+
+# device_fault NAME FAULT: FAULT, which takes kiwi0 away; points: it
+# returns within 20 s (a netdev's removal waits until kiwi lets go of it),
+# and kiwi0 is gone within 30.
+device_fault() {
+	local t=$SECONDS
+
+	eval "$2"
+	check "$1: '$2' returns within 20 s ($((SECONDS - t)) s)" \
+		test $((SECONDS - t)) -le 20
+	check "$1: kiwi0 is gone" wait_for 30 ibdev_absent kiwi0
+}
+
+# fault_healed NAME FAULT FELT HEAL: FAULT, a point once FELT is true
+# (within 15 s), and 3 s later HEAL.
+fault_healed() {
+	eval "$2"
+	check "$1: the fault is felt" wait_for 15 eval "$3"
+	sleep 3
+	eval "$4"
 }
 
 # storage_leftovers DEV...: what of the devices is left in use, as
@@ -461,4 +643,11 @@ tap_import() {
 # ("ok - ...": a pipe runs in a subshell), without its header and plan.
 tap_sub() {
 	sed -E 's/^((not )?ok) [0-9]+( -)?/\1 -/;/^TAP version|^1\.\./d'
+}
+
+# tap_run CMD...: CMD's TAP as points of ours (tap_sub); returns CMD's
+# exit status.
+tap_run() {
+	"$@" | tap_sub
+	return "${PIPESTATUS[0]}"
 }

@@ -9,26 +9,23 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "memory windows"
 M=$KIWI_TESTDIR/kiwi_mw
-out=$(mktemp -d)
 
 check "two hosts with a kiwi device each" kiwi_two_devs
 
-ip netns exec kiwiB timeout 600 "$M" server 192.0.2.2 7390 >"$out/srv" 2>&1 &
-spid=$!
-check "server listens" wait_for 120 grep -q listening "$out/srv"
-ip netns exec kiwiA timeout 600 "$M" client 192.0.2.2 7390 >"$out/cli" 2>&1
+KIWI_TIMEOUT=600
+check "server listens" srv_start mw 7390 kiwiB "$M" server 192.0.2.2 7390
+cli_run mw kiwiA "$M" client 192.0.2.2 7390
 crc=$?
-wait $spid
+srv_end mw
 src=$?
 
-tap_import server "$out/srv"
+tap_import server "$out/mw.srv"
 swhole=$?
-tap_import client "$out/cli"
+tap_import client "$out/mw.cli"
 cwhole=$?
 check "server ran every case (exit $src)" eval '[ $src -eq 0 ] && [ $swhole -eq 0 ]'
 check "client ran every case (exit $crc)" eval '[ $crc -eq 0 ] && [ $cwhole -eq 0 ]'
 check "no MR or QP of the test left on kiwi1" \
 	eval 'kiwi_no_leftovers mw kiwi1 mr qp | sed "s/^/# /"; [ ${PIPESTATUS[0]} -eq 0 ]'
 kiwi_two_devs_del
-rm -rf "$out"
 tap_end

@@ -7,20 +7,17 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "CQ and QP semantics, completion notification"
 Q=$KIWI_TESTDIR/kiwi_queues
-out=$(mktemp -d)
 rc=0
 
 check "kiwi0 on a veth pair" kiwi_veth_dev kiwi0
-"$Q" kiwi0 | tap_sub
-[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+tap_run "$Q" kiwi0 || rc=1
 kiwi_no_leftovers queues kiwi0 qp cq || rc=1
 kiwi_veth_dev_del kiwi0
 
 check "two hosts with a kiwi device each" kiwi_two_devs
-tap_pair notify kiwiB "$Q" server 192.0.2.2 7420 -- \
+tap_pair notify 7420 kiwiB "$Q" server 192.0.2.2 7420 -- \
 	kiwiA "$Q" client 192.0.2.2 7420 || rc=1
 kiwi_no_leftovers queues-connected kiwi0 qp cq mr pd || rc=1
 kiwi_two_devs_del
-rm -rf "$out"
 [ $rc -eq 0 ] || not_ok "kiwi_queues reported failures"
 tap_end

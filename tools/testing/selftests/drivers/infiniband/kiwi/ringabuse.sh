@@ -16,8 +16,7 @@ tap_begin "user rings under abuse"
 
 # Outputs under build/ so that the host can follow a run, the kernel log
 # too (a wedged guest shows nothing else).
-root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
-out=$root/build/test/ringabuse
+out=$KIWI_ROOT/build/test/ringabuse
 rm -rf "$out" && mkdir -p "$out"
 dmesg -w >"$out/dmesg.log" 2>&1 &
 dmesg_pid=$!
@@ -70,22 +69,19 @@ check "rmmod kiwi_ktest_lkey" rmmod kiwi_ktest_lkey
 # The bystander starts first and stops after the abuser is done.
 rounds=${KIWI_RINGABUSE_ROUNDS:-12}
 stop=$out/stop
-ip netns exec kiwiB timeout 300 "$T" server "$SRV" 7503 1 >"$out/victim.srv" 2>&1 &
-vs=$!
-wait_for 30 eval "ip netns exec kiwiB ss -Hltn | grep -q ':7503 '"
-ip netns exec kiwiA timeout 300 "$T" victim "$SRV" 7503 "$stop" >"$out/victim.cli" 2>&1 &
+KIWI_TIMEOUT=300
+srv_start victim 7503 kiwiB "$T" server "$SRV" 7503 1
+cli_run victim kiwiA "$T" victim "$SRV" 7503 "$stop" &
 vc=$!
-ip netns exec kiwiB timeout 300 "$T" server "$SRV" 7504 "$rounds" >"$out/garbage.srv" 2>&1 &
-gs=$!
-wait_for 30 eval "ip netns exec kiwiB ss -Hltn | grep -q ':7504 '"
-ip netns exec kiwiA timeout 300 "$T" garbage "$SRV" 7504 "$rounds" 1234 >"$out/garbage.cli" 2>&1
+srv_start garbage 7504 kiwiB "$T" server "$SRV" 7504 "$rounds"
+cli_run garbage kiwiA "$T" garbage "$SRV" 7504 "$rounds" 1234
 grc=$?
 touch "$stop"
-wait $gs
+srv_end garbage
 gsrc=$?
 wait $vc
 vcrc=$?
-wait $vs
+srv_end victim
 vsrc=$?
 tap_import "" "$out/garbage.cli"
 check "garbage: the abuser and its server exited 0 ($grc, $gsrc)" \

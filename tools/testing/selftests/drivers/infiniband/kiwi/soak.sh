@@ -14,7 +14,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "soak"
 
-out=$(mktemp -d)
 secs=${KIWI_SOAK_SECONDS:-120}
 X=$KIWI_TESTDIR/kiwi_xfer
 end=$((SECONDS + secs))
@@ -37,20 +36,15 @@ stream() {
 			srv=(rping -s -a "$addr" -p "$port" -V -C "$count" -S "$size")
 			cli=(rping -c -a "$addr" -p "$port" -V -C "$count" -S "$size")
 		fi
-		ip netns exec kiwiB timeout 300 "${srv[@]}" >"$out/$kind-$n.srv" 2>&1 &
-		local spid=$!
-		wait_for 30 eval "ip netns exec kiwiB ss -Hltn | grep -q ':$port '"
-		ip netns exec kiwiA timeout 300 "${cli[@]}" >"$out/$kind-$n.cli" 2>&1
-		local crc=$?
-		wait "$spid"
-		local src=$?
 		runs=$((runs + 1))
-		if [ $crc = 0 ] && [ $src = 0 ]; then
+		if KIWI_TIMEOUT=300 pair "$kind-$n" "$port" kiwiB "${srv[@]}" -- \
+			kiwiA "${cli[@]}" >"$out/$kind-$n.why"; then
 			# xfer: a Write and a Send per round; rping: a Read and a Write.
 			bytes=$((bytes + 2 * size * count))
 		else
 			fails=$((fails + 1))
-			{ echo "run $runs: size $size count $count, client $crc, server $src"
+			{ echo "run $runs: size $size count $count"
+			  cat "$out/$kind-$n.why"
 			  tail -3 "$out/$kind-$n.cli" "$out/$kind-$n.srv"; } >>"$out/$kind-$n.fail"
 		fi
 	done
@@ -77,5 +71,4 @@ done
 echo "# soak: $total bytes verified in $secs s"
 kiwi_no_leftovers soak kiwi0 qp cq mr pd cm_id
 kiwi_two_devs_del
-rm -rf "$out"
 tap_end

@@ -10,7 +10,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "shared receive queues"
 
-out=$(mktemp -d)
 T=$KIWI_TESTDIR/kiwi_srq
 ko=$KIWI_TESTDIR/kiwi_ktest/kiwi_ktest_srq.ko
 
@@ -23,10 +22,10 @@ whole=$?
 check "kiwi_srq: server and client exited 0, all $tap_plan points reported" \
 	eval '[ $rc -eq 0 ] && [ $whole -eq 0 ]'
 
-# The kernel consumer: its module enters the namespaces by these fds.
+# The kernel consumer, between the same namespaces.
 modprobe rdma_cm || echo "# modprobe rdma_cm failed"
 # ktest_run's own TAP (numbered points, a plan) becomes comments here.
-kout=$(ktest_run "$ko" netns_a=3 netns_b=4 3</run/netns/kiwiA 4</run/netns/kiwiB)
+kout=$(ktest_run_ns "$ko")
 krc=$?
 sed 's/^/# /' <<<"$kout"
 kplan=$(sed -n 's/^1\.\.//p' <<<"$kout")
@@ -41,5 +40,4 @@ for d in kiwi0 kiwi1; do
 	fi
 done
 kiwi_two_devs_del
-rm -rf "$out"
 tap_end

@@ -40,7 +40,6 @@ source "$(dirname "$0")/lib.sh"
 [ -z "${KIWI_X:-}" ] || set -x
 tap_begin "iSER (LIO isert, open-iscsi ib_iser) over kiwi"
 
-out=$(mktemp -d)
 iqn=iqn.2026-11.org.kiwi:storage-iser
 addr=192.0.2.1
 portal=$addr:3260
@@ -58,16 +57,6 @@ export TARGETCLI_HOME=$out/targetcli
 # without one: a private bus (with nothing on it) answers.
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$out/bus
 dbus_pid='' iscsid_pid=''
-
-# The kiwi device on a fresh veth; nothing waits between the steps.
-is_dev() {
-	kiwi_own_addr_dev kiwi0 $addr
-}
-
-is_dev_del() {
-	ip link del kva 2>/dev/null
-	wait_for 20 ibdev_absent kiwi0
-}
 
 # tcli CMD...: one targetcli command, made in namespace kiwiT (see above).
 tcli() {
@@ -114,15 +103,7 @@ is_target() {
 }
 
 # The initiator's session of our target, and its disk.
-is_session() {
-	local s
-
-	for s in /sys/class/iscsi_session/session*; do
-		[ "$(cat "$s/targetname" 2>/dev/null)" = "$iqn" ] &&
-			{ basename "$s"; return 0; }
-	done
-	return 1
-}
+is_session() { sysfs_find targetname "$iqn" /sys/class/iscsi_session/session*; }
 
 is_live() {
 	[ "$(cat "/sys/class/iscsi_session/$(is_session)/state" 2>/dev/null)" = LOGGED_IN ]
@@ -173,7 +154,7 @@ is_cleanup() {
 	wait
 	ip netns del kiwiT 2>/dev/null
 	modprobe -r ib_isert ib_iser brd 2>/dev/null
-	is_dev_del
+	kiwi_own_addr_dev_del kiwi0
 }
 trap 'is_cleanup; rm -rf "$out"' EXIT
 
@@ -189,7 +170,7 @@ dbus-daemon --session --address="$DBUS_SYSTEM_BUS_ADDRESS" --nofork \
 	--nopidfile >"$out/dbus.log" 2>&1 &
 dbus_pid=$!
 check "a private system bus for targetcli" wait_for 20 test -S "${DBUS_SYSTEM_BUS_ADDRESS#unix:path=}"
-check "kiwi0 on a new veth with $addr" is_dev
+check "kiwi0 on a new veth with $addr" kiwi_own_addr_dev kiwi0 $addr
 t=$SECONDS
 check "LIO target $iqn: a ${img_mb} MiB RAM disk as LUN 0, demo mode, portal $portal with iSER" \
 	is_target
@@ -259,18 +240,12 @@ self_healing() {
 
 	is_login || { not_ok "$name: login"; return; }
 	sess=$(is_session)
-	writer_start "$seed" "$(is_disk)" "$pat_chunks" $((img_mb * 16))
-	check "$name: the writer runs before the fault" writer_progress "$seed" 4
+	writer_running "$name" "$seed" "$(is_disk)" "$pat_chunks" $((img_mb * 16))
 	mark=$(dmesg_mark "$name")
-	eval "$fault"
-	check "$name: the fault is felt" wait_for 15 eval "$felt"
-	sleep 3
-	eval "$heal"
+	fault_healed "$name" "$fault" "$felt" "$heal"
 	check "$name: $sess is logged in" wait_for 60 is_live
 	check "$name: the same session ($sess), no new one" test "$(is_session)" = "$sess"
-	check "$name: writes go on after the fault" writer_progress "$seed" 4
-	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") writes)" \
-		writer_end "$seed" "$(is_disk)"
+	writer_recovered "$name" "$seed" "$(is_disk)"
 	dmesg_since "$mark" "$name"
 	check "$name: logout" is_logout
 }
@@ -315,15 +290,9 @@ device_gone() {
 
 	is_login || { not_ok "$name: login"; return; }
 	sess=$(is_session)
-	writer_start "$seed" "$(is_disk)" "$pat_chunks" $((img_mb * 16))
-	check "$name: the writer runs before the fault" writer_progress "$seed" 4
+	writer_running "$name" "$seed" "$(is_disk)" "$pat_chunks" $((img_mb * 16))
 	mark=$(dmesg_mark "$name")
-	t=$SECONDS
-	eval "$fault"
-	# A netdev's removal waits until kiwi lets go of it.
-	check "$name: '$fault' returns within 20 s ($((SECONDS - t)) s)" \
-		test $((SECONDS - t)) -le 20
-	check "$name: kiwi0 is gone" wait_for 30 ibdev_absent kiwi0
+	device_fault "$name" "$fault"
 	check "$name: $sess failed (it is not logged in)" wait_for 30 eval '! is_live'
 	check "$name: the device is back" eval "$heal"
 	check "$name: the target's portal listens on kiwi0 again" is_relisten "$name"
@@ -339,15 +308,13 @@ device_gone() {
 		is_login
 	fi
 	check "$name: the same session ($sess)" test "$(is_session)" = "$sess"
-	check "$name: writes go on after the fault" writer_progress "$seed" 4
-	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") writes)" \
-		writer_end "$seed" "$(is_disk)"
+	writer_recovered "$name" "$seed" "$(is_disk)"
 	dmesg_since "$mark" "$name" 12
 	check "$name: logout" is_logout
 }
 
 device_gone 31 "rdma link del" "rdma link del kiwi0" "rdma link add kiwi0 type kiwi netdev kva"
-device_gone 32 "netdev deleted" "ip link del kva" is_dev
+device_gone 32 "netdev deleted" "ip link del kva" "kiwi_own_addr_dev kiwi0 $addr"
 device_gone 33 "rmmod kiwi" "modprobe -r kiwi" "modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
 
 # ---- the end: nothing left, and the modules unload
@@ -365,7 +332,7 @@ check "ib_isert, ib_iser and the RAM disk unload" modprobe -r ib_isert ib_iser b
 modprobe -r iscsi_target_mod target_core_iblock target_core_file \
 	target_core_pscsi target_core_user target_core_mod 2>/dev/null ||
 	echo "# still loaded: $(grep -oE "^(iscsi_target_mod|target_core_[a-z]+)" /proc/modules | tr '\n' ' ')"
-is_dev_del
+kiwi_own_addr_dev_del kiwi0
 check "kiwi unloads" modprobe -r kiwi
 echo "# storage_iser.sh ran $((SECONDS - t0)) s"
 tap_end

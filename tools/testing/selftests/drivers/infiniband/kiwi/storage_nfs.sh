@@ -34,7 +34,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "NFS over RDMA (svcrdma, xprtrdma) over kiwi"
 
-out=$(mktemp -d)
 exp=$out/export
 mnt=$out/mnt
 srv=192.0.2.1
@@ -250,11 +249,6 @@ done
 
 # ---- faults under a verified writer, on NFSv4.2 from kiwiB
 
-# nfs_writer SEED: the writer (lib.sh) on a new file of the mount.
-nfs_writer() {
-	: >"$mnt/w$1"
-	writer_start "$1" "$mnt/w$1" 0 100000
-}
 
 # The server's QPs on kiwi0, by number.
 server_qps() {
@@ -268,8 +262,9 @@ server_qps() {
 fault() {
 	local seed=$1 name=$2 fault=$3 felt=$4 heal=$5 same=${6:-} t qps
 
-	nfs_writer "$seed"
-	check "$name: the writer runs before the fault" writer_progress "$seed" 4 60
+	# The writer (lib.sh) on a new file of the mount.
+	: >"$mnt/w$seed"
+	writer_running "$name" "$seed" "$mnt/w$seed" 0 100000
 	qps=$(server_qps)
 	t=$SECONDS
 	eval "$fault"

@@ -24,8 +24,6 @@ S=$KIWI_TESTDIR/kiwi_term_server
 kiwi_unload
 check "two hosts, kiwi1 in kiwiB" eval 'modprobe kiwi && kiwi_two_hosts &&
 	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB'
-B() { ip netns exec kiwiB "$@"; }
-out=$(mktemp -d)
 PORT=7700
 # Starting a process costs up to seconds in the emulated VM: per case, only
 # the peer runs; everything else here is a shell builtin. The peer enters
@@ -33,9 +31,7 @@ PORT=7700
 exec {nap}<> <(:)	# read -t on it: a sleep without a process
 
 # One server for every case: the listener must outlive all of them.
-B timeout 1200 "$S" 192.0.2.2 $PORT 0 >"$out/srv" 2>&1 &
-spid=$!
-check "server listens" wait_for 60 grep -q listening "$out/srv"
+KIWI_TIMEOUT=1200 check "server listens" srv_start term $PORT kiwiB "$S" 192.0.2.2 $PORT 0
 nsum=0
 
 # What the server reports for a good connection the client closed.
@@ -63,7 +59,7 @@ next_summary() {
 		while IFS= read -r l; do
 			[[ $l == summary* ]] && n=$((n + 1))
 			[ $n -eq $nsum ] && { got=$l; return; }
-		done <"$out/srv"
+		done <"$out/term.srv"
 		read -r -t 0.2 -u $nap
 	done
 }
@@ -253,7 +249,7 @@ evil write-badstag "term 1/1/00 md" "$ACCESS" \
 
 # srv_said CASE TEXT: the server printed the line TEXT for connection CASE.
 srv_said() {
-	sed -n "/^established case=$1\$/,/^summary case=$1 /p" "$out/srv" |
+	sed -n "/^established case=$1\$/,/^summary case=$1 /p" "$out/term.srv" |
 		grep -qxF "$2"
 }
 
@@ -284,7 +280,7 @@ evil readresp-after-fin reset "$LOST" \
 # waits for the peer (V-POST-2) and the close ends within the timeout.
 echo 20 >$T
 evil flood-stall reset "$LOST" "V-SEC-6: a close behind sends the peer never reads"
-posted=$(sed -n "/^established case=flood-stall\$/,/^summary case=flood-stall /s/^posted //p" "$out/srv")
+posted=$(sed -n "/^established case=flood-stall\$/,/^summary case=flood-stall /s/^posted //p" "$out/term.srv")
 echo "# flood-stall server: posted $posted (llp_timeout 20 s)"
 check "V-POST-2: ibv_post_send returns at once with the peer's window full" \
 	eval '[[ $posted =~ ^12\ slowest_ms=([0-9]+)$ ]] &&
@@ -292,12 +288,10 @@ check "V-POST-2: ibv_post_send returns at once with the peer's window full" \
 echo 30 >$T
 
 evil control "reply verified" "$GOOD" "the listener outlived every case"
-kill "$spid"
-wait "$spid" 2>/dev/null
+srv_stop term
 exec {nap}<&-
-grep -vE '^(listening|request|established|recv len|summary)' "$out/srv" | sed 's/^/# server: /'
+grep -vE '^(listening|request|established|recv len|summary)' "$out/term.srv" | sed 's/^/# server: /'
 
-rm -rf "$out"
 kiwi_two_hosts_del
 check "the device goes with its namespace" wait_for 20 ibdev_absent kiwi1
 kiwi_unload

@@ -11,7 +11,6 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "zero-copy transmit"
 
-out=$(mktemp -d)
 T=$KIWI_TESTDIR/kiwi_xfer
 
 # counter NAME: kiwi0's port counter NAME.
@@ -57,5 +56,4 @@ for mode in copy zcopy zcopy-crc; do
 		eval "ip netns exec kiwiA nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { exit !(\$2 > 0) }'"
 	kiwi_two_devs_del
 done
-rm -rf "$out"
 tap_end

@@ -33,7 +33,6 @@
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/wait.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -78,9 +77,6 @@ MODULE_PARM_DESC(port, "the server's port (default 7480)");
 #define KCM_READ_OFF	3	/* where a Read's sink starts in the buffer */
 #define KCM_POISON	0xa5
 #define KCM_DEPTH	4	/* RDMA Reads in flight, each way */
-#define KCM_TIMEOUT	(20 * HZ)
-#define KCM_RESOLVE_MS	5000
-#define KCM_EVENTS	8
 #define KCM_RW_CTXS	2	/* rdma_rw contexts of a QP, as ULPs ask */
 #define KCM_RW_ROUNDS	3	/* reuses of the pool's MRs */
 
@@ -116,16 +112,9 @@ struct kcm_msg {
 
 enum { KCM_MSG_IN, KCM_MSG_OUT };
 
-struct kcm_event {
-	enum rdma_cm_event_type type;
-	int status;
-};
-
 /**
- * struct kcm_end - one side of the connection, or the listener
- * @name: "A" (client), "B" (server) or "listener"
- * @id: its rdma_cm id; the server's comes with the connect request
- * @server: the listener's: the end a connect request is for
+ * struct kcm_end - one side of the connection
+ * @cm: its rdma_cm id, "A" (client) or "B" (server)
  * @pd: protection domain
  * @cq: one CQ for both queues, polled in softirq
  * @buf: data buffer, KCM_BUF_LEN bytes
@@ -134,16 +123,9 @@ struct kcm_event {
  * @msg_dma: their DMA address
  * @w: completions of the WRs
  * @keep_pd: @pd is not the end's own (struct kcm_sec's); it outlives it
- * @ev_lock: protects @ev, @ev_head and @ev_tail
- * @ev_wq: woken when an event is queued
- * @ev: rdma_cm events, a ring
- * @ev_head: the next event to look at
- * @ev_tail: where the next event goes
  */
 struct kcm_end {
-	const char *name;
-	struct rdma_cm_id *id;
-	struct kcm_end *server;
+	struct kt_cm_end cm;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	u8 *buf;
@@ -152,11 +134,6 @@ struct kcm_end {
 	u64 msg_dma;
 	struct kcm_wr w[KCM_W_NUM];
 	bool keep_pd;
-	spinlock_t ev_lock;		/* see @ev_lock above */
-	wait_queue_head_t ev_wq;
-	struct kcm_event ev[KCM_EVENTS];
-	unsigned int ev_head;
-	unsigned int ev_tail;
 };
 
 /**
@@ -198,7 +175,7 @@ struct kcm {
 	struct net *net_b;
 	struct kcm_end a;
 	struct kcm_end b;
-	struct kcm_end l;
+	struct kt_cm_end l;
 	struct ib_mr *mr;
 	struct page *pages[KCM_FR_PAGES];
 	struct scatterlist sgl[KCM_FR_PAGES];
@@ -206,63 +183,6 @@ struct kcm {
 	struct scatterlist rw_sgl[KCM_FR_PAGES];
 	struct kcm_sec sec;
 };
-
-/* ---- rdma_cm events ---- */
-
-static int kcm_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
-{
-	struct kcm_end *e = id->context;
-	unsigned long flags;
-
-	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		/* One connection at a time; rdma_cm destroys any other id. */
-		if (!e->server || e->server->id)
-			return -ECONNREFUSED;
-		e->server->id = id;
-		id->context = e->server;
-	}
-	spin_lock_irqsave(&e->ev_lock, flags);
-	if (e->ev_tail - e->ev_head < KCM_EVENTS) {
-		e->ev[e->ev_tail % KCM_EVENTS].type = event->event;
-		e->ev[e->ev_tail % KCM_EVENTS].status = event->status;
-		e->ev_tail++;
-	}
-	spin_unlock_irqrestore(&e->ev_lock, flags);
-	wake_up(&e->ev_wq);
-	return 0;
-}
-
-static bool kcm_ev_pending(struct kcm_end *e)
-{
-	unsigned long flags;
-	bool pending;
-
-	spin_lock_irqsave(&e->ev_lock, flags);
-	pending = e->ev_head != e->ev_tail;
-	spin_unlock_irqrestore(&e->ev_lock, flags);
-	return pending;
-}
-
-/* Wait for @e's next event; true if it is @type with status 0. */
-static bool kcm_wait_event(struct kcm_end *e, enum rdma_cm_event_type type)
-{
-	struct kcm_event ev;
-	unsigned long flags;
-
-	if (!wait_event_timeout(e->ev_wq, kcm_ev_pending(e), KCM_TIMEOUT)) {
-		pr_info("# %s: no rdma_cm event in %d s, waiting for %s\n",
-			e->name, KCM_TIMEOUT / HZ, rdma_event_msg(type));
-		return false;
-	}
-	spin_lock_irqsave(&e->ev_lock, flags);
-	ev = e->ev[e->ev_head++ % KCM_EVENTS];
-	spin_unlock_irqrestore(&e->ev_lock, flags);
-	if (ev.type == type && !ev.status)
-		return true;
-	pr_info("# %s: got %s (status %d), waiting for %s\n", e->name,
-		rdma_event_msg(ev.type), ev.status, rdma_event_msg(type));
-	return false;
-}
 
 /* ---- work requests ---- */
 
@@ -285,15 +205,15 @@ static bool kcm_wait_wc(struct kcm_end *e, int slot, enum ib_wc_opcode opcode)
 {
 	struct ib_wc *wc = &e->w[slot].wc;
 
-	if (!wait_for_completion_timeout(&e->w[slot].done, KCM_TIMEOUT)) {
-		pr_info("# %s: no completion in %d s (opcode %d)\n", e->name,
-			KCM_TIMEOUT / HZ, opcode);
+	if (!wait_for_completion_timeout(&e->w[slot].done, KT_TIMEOUT)) {
+		pr_info("# %s: no completion in %d s (opcode %d)\n", e->cm.name,
+			KT_TIMEOUT / HZ, opcode);
 		return false;
 	}
 	if (wc->status == IB_WC_SUCCESS && wc->opcode == opcode &&
-	    wc->qp == e->id->qp)
+	    wc->qp == e->cm.id->qp)
 		return true;
-	pr_info("# %s: completion %s, opcode %d (want %d)\n", e->name,
+	pr_info("# %s: completion %s, opcode %d (want %d)\n", e->cm.name,
 		ib_wc_status_msg(wc->status), wc->opcode, opcode);
 	return false;
 }
@@ -301,7 +221,7 @@ static bool kcm_wait_wc(struct kcm_end *e, int slot, enum ib_wc_opcode opcode)
 static bool kcm_posted(struct kcm_end *e, int ret, const char *what)
 {
 	if (ret)
-		pr_info("# %s: posting %s failed (%d)\n", e->name, what, ret);
+		pr_info("# %s: posting %s failed (%d)\n", e->cm.name, what, ret);
 	return !ret;
 }
 
@@ -313,7 +233,7 @@ static bool kcm_post_recv(struct kcm_end *e, struct ib_sge *sge, int n)
 		.num_sge = n,
 	};
 
-	return kcm_posted(e, ib_post_recv(e->id->qp, &wr, NULL), "a receive");
+	return kcm_posted(e, ib_post_recv(e->cm.id->qp, &wr, NULL), "a receive");
 }
 
 /* Post one signalled WR; @rkey is the remote STag, or the one to invalidate. */
@@ -334,7 +254,7 @@ static bool kcm_post_send(struct kcm_end *e, int slot, enum ib_wr_opcode op,
 
 	if (op == IB_WR_SEND_WITH_INV)
 		wr.wr.ex.invalidate_rkey = rkey;
-	return kcm_posted(e, ib_post_send(e->id->qp, &wr.wr, NULL),
+	return kcm_posted(e, ib_post_send(e->cm.id->qp, &wr.wr, NULL),
 			  "a send WR");
 }
 
@@ -442,7 +362,7 @@ static u32 kcm_fr_walk(struct kcm *t, u32 off, u32 len, bool poison,
 static void kcm_fr_unmap(struct kcm *t)
 {
 	if (t->sg_nents)
-		ib_dma_unmap_sg(t->a.id->device, t->sgl, t->sg_nents,
+		ib_dma_unmap_sg(t->a.cm.id->device, t->sgl, t->sg_nents,
 				DMA_BIDIRECTIONAL);
 	t->sg_nents = 0;
 }
@@ -454,7 +374,7 @@ static void kcm_fr_unmap(struct kcm *t)
 static bool kcm_fr_map(struct kcm *t, u32 off, u32 len)
 {
 	int npages = DIV_ROUND_UP(off + len, PAGE_SIZE), i, n;
-	struct ib_device *dev = t->a.id->device;
+	struct ib_device *dev = t->a.cm.id->device;
 
 	kcm_fr_unmap(t);
 	sg_init_table(t->sgl, npages);
@@ -520,7 +440,7 @@ static bool kcm_fr_offer(struct kcm *t, int access, u32 crc)
 	};
 	/* REG_MR and the Send in one post: the MR is valid before it goes. */
 	return kcm_post_recv(b, &in, 1) &&
-	       kcm_posted(a, ib_post_send(a->id->qp, &reg.wr, NULL),
+	       kcm_posted(a, ib_post_send(a->cm.id->qp, &reg.wr, NULL),
 			  "REG_MR and a Send") &&
 	       kcm_wait_wc(a, KCM_W_REG, IB_WC_REG_MR) &&
 	       kcm_wait_wc(a, KCM_W_SEND, IB_WC_SEND) &&
@@ -677,7 +597,7 @@ static bool kcm_sink_reg(struct kcm *t, struct ib_mr *mr, u32 len)
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	reg.key = mr->rkey;
 	return ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) == 1 &&
-	       kcm_posted(b, ib_post_send(b->id->qp, &reg.wr, NULL), "REG_MR") &&
+	       kcm_posted(b, ib_post_send(b->cm.id->qp, &reg.wr, NULL), "REG_MR") &&
 	       kcm_wait_wc(b, KCM_W_REG, IB_WC_REG_MR);
 }
 
@@ -715,7 +635,7 @@ static int kcm_read_inv_post(struct kcm *t, struct ib_mr *sink, u32 len,
 		.rkey = le32_to_cpu(b->msg[KCM_MSG_IN].rkey),
 	};
 
-	return ib_post_send(b->id->qp, &wr.wr, NULL);
+	return ib_post_send(b->cm.id->qp, &wr.wr, NULL);
 }
 
 static bool kcm_read_inv(struct kcm *t, struct ib_mr *sink, u32 len, u32 inv)
@@ -766,11 +686,11 @@ static void kcm_case_read_inv(struct kcm *t)
 /* After a failed WR: the connection ends, and both QPs are drained. */
 static void kcm_conn_ends(struct kcm *t)
 {
-	kt_check(&t->kt, kcm_wait_event(&t->a, RDMA_CM_EVENT_DISCONNECTED) &&
-		 kcm_wait_event(&t->b, RDMA_CM_EVENT_DISCONNECTED),
+	kt_check(&t->kt, kt_cm_wait(&t->a.cm, RDMA_CM_EVENT_DISCONNECTED) &&
+		 kt_cm_wait(&t->b.cm, RDMA_CM_EVENT_DISCONNECTED),
 		 "and the connection ends: both DISCONNECTED");
-	ib_drain_qp(t->a.id->qp);
-	ib_drain_qp(t->b.id->qp);
+	ib_drain_qp(t->a.cm.id->qp);
+	ib_drain_qp(t->b.cm.id->qp);
 }
 
 /*
@@ -861,7 +781,7 @@ static bool kcm_case_rw_read(struct kcm *t, const struct kcm_size *sz)
 		     kcm_fr_offer(t, IB_ACCESS_REMOTE_READ, crc);
 		if (!ok)
 			break;
-		n = rdma_rw_ctx_init(&ctx, b->id->qp, b->id->port_num,
+		n = rdma_rw_ctx_init(&ctx, b->cm.id->qp, b->cm.id->port_num,
 				     t->rw_sgl, nents,
 				     0, le64_to_cpu(b->msg[KCM_MSG_IN].addr),
 				     le32_to_cpu(b->msg[KCM_MSG_IN].rkey),
@@ -871,12 +791,12 @@ static bool kcm_case_rw_read(struct kcm *t, const struct kcm_size *sz)
 			ok = false;
 			break;
 		}
-		ok = kcm_posted(b, rdma_rw_ctx_post(&ctx, b->id->qp,
-						    b->id->port_num,
+		ok = kcm_posted(b, rdma_rw_ctx_post(&ctx, b->cm.id->qp,
+						    b->cm.id->port_num,
 						    kcm_cqe(b, KCM_W_SEND), NULL),
 				"rdma_rw_ctx_post") &&
 		     kcm_wait_wc(b, KCM_W_SEND, IB_WC_RDMA_READ);
-		rdma_rw_ctx_destroy(&ctx, b->id->qp, b->id->port_num,
+		rdma_rw_ctx_destroy(&ctx, b->cm.id->qp, b->cm.id->port_num,
 				    t->rw_sgl, nents, DMA_FROM_DEVICE);
 		ok = ok && kcm_crc(b->buf, &dst) == crc &&
 		     kcm_untouched(b->buf, &dst, KCM_READ_OFF + sz->len + KCM_GUARD) &&
@@ -907,11 +827,11 @@ static void kcm_case_read_sge(struct kcm *t)
 	};
 	int ret;
 
-	kt_check(&t->kt, b->id->device->attrs.max_sge_rd == 1,
-		 "max_sge_rd is 1 (%u)", b->id->device->attrs.max_sge_rd);
+	kt_check(&t->kt, b->cm.id->device->attrs.max_sge_rd == 1,
+		 "max_sge_rd is 1 (%u)", b->cm.id->device->attrs.max_sge_rd);
 	kcm_split(&dst, 0, 64, 2);
 	kcm_sges(b, &dst, sge);
-	ret = ib_post_send(b->id->qp, &wr.wr, &bad);
+	ret = ib_post_send(b->cm.id->qp, &wr.wr, &bad);
 	kt_check(&t->kt, ret == -EINVAL && bad == &wr.wr,
 		 "an RDMA Read with 2 local SGEs is refused at post: -EINVAL, bad_wr is it (%d)",
 		 ret);
@@ -924,9 +844,7 @@ static void kcm_end_init(struct kcm_end *e, const char *name)
 	int i;
 
 	memset(e, 0, sizeof(*e));
-	e->name = name;
-	spin_lock_init(&e->ev_lock);
-	init_waitqueue_head(&e->ev_wq);
+	kt_cm_init(&e->cm, name);
 	for (i = 0; i < KCM_W_NUM; i++) {
 		e->w[i].cqe.done = kcm_wr_done;
 		init_completion(&e->w[i].done);
@@ -945,33 +863,33 @@ static bool kcm_end_setup(struct kcm_end *e)
 			.max_rdma_ctxs = KCM_RW_CTXS,
 		},
 	};
-	struct ib_device *dev = e->id->device;
+	struct ib_device *dev = e->cm.id->device;
 	int ret;
 
 	if (!e->pd)
 		e->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(e->pd)) {
-		pr_info("# %s: ib_alloc_pd: %ld\n", e->name, PTR_ERR(e->pd));
+		pr_info("# %s: ib_alloc_pd: %ld\n", e->cm.name, PTR_ERR(e->pd));
 		e->pd = NULL;
 		return false;
 	}
 	e->cq = ib_alloc_cq(dev, NULL, 32, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(e->cq)) {
-		pr_info("# %s: ib_alloc_cq: %ld\n", e->name, PTR_ERR(e->cq));
+		pr_info("# %s: ib_alloc_cq: %ld\n", e->cm.name, PTR_ERR(e->cq));
 		e->cq = NULL;
 		return false;
 	}
 	init.send_cq = e->cq;
 	init.recv_cq = e->cq;
-	ret = rdma_create_qp(e->id, e->pd, &init);
+	ret = rdma_create_qp(e->cm.id, e->pd, &init);
 	if (ret) {
-		pr_info("# %s: rdma_create_qp: %d\n", e->name, ret);
+		pr_info("# %s: rdma_create_qp: %d\n", e->cm.name, ret);
 		return false;
 	}
 	e->buf = alloc_pages_exact(KCM_BUF_LEN, GFP_KERNEL);
 	e->msg = kcalloc(2, sizeof(*e->msg), GFP_KERNEL);
 	if (!e->buf || !e->msg) {
-		pr_info("# %s: no memory for the buffers\n", e->name);
+		pr_info("# %s: no memory for the buffers\n", e->cm.name);
 		return false;
 	}
 	e->buf_dma = ib_dma_map_single(dev, e->buf, KCM_BUF_LEN,
@@ -992,10 +910,10 @@ static bool kcm_end_setup(struct kcm_end *e)
 /* Undo kcm_end_setup() and destroy the id; the QP is drained or dead. */
 static void kcm_end_free(struct kcm_end *e)
 {
-	struct ib_device *dev = e->id ? e->id->device : NULL;
+	struct ib_device *dev = e->cm.id ? e->cm.id->device : NULL;
 
-	if (e->id && e->id->qp)
-		rdma_destroy_qp(e->id);
+	if (e->cm.id && e->cm.id->qp)
+		rdma_destroy_qp(e->cm.id);
 	if (e->cq)
 		ib_free_cq(e->cq);
 	if (e->msg_dma)
@@ -1009,8 +927,8 @@ static void kcm_end_free(struct kcm_end *e)
 		free_pages_exact(e->buf, KCM_BUF_LEN);
 	if (e->pd && !e->keep_pd)
 		ib_dealloc_pd(e->pd);
-	if (e->id)
-		rdma_destroy_id(e->id);
+	if (e->cm.id)
+		rdma_destroy_id(e->cm.id);
 }
 
 static bool kcm_fr_setup(struct kcm *t)
@@ -1060,15 +978,15 @@ static void kcm_disconnect(struct kcm *t)
 	bool posted;
 
 	posted = kcm_post_recv(a, &ain, 1) && kcm_post_recv(b, &bin, 1);
-	kt_check(&t->kt, !rdma_disconnect(a->id), "A: rdma_disconnect");
-	kt_check(&t->kt, kcm_wait_event(b, RDMA_CM_EVENT_DISCONNECTED),
+	kt_check(&t->kt, !rdma_disconnect(a->cm.id), "A: rdma_disconnect");
+	kt_check(&t->kt, kt_cm_wait(&b->cm, RDMA_CM_EVENT_DISCONNECTED),
 		 "B: DISCONNECTED after A's disconnect");
-	kt_check(&t->kt, kcm_wait_event(a, RDMA_CM_EVENT_DISCONNECTED),
+	kt_check(&t->kt, kt_cm_wait(&a->cm, RDMA_CM_EVENT_DISCONNECTED),
 		 "A: DISCONNECTED");
-	kt_check(&t->kt, !rdma_disconnect(b->id),
+	kt_check(&t->kt, !rdma_disconnect(b->cm.id),
 		 "B: rdma_disconnect after the peer's is 0");
-	ib_drain_qp(a->id->qp);
-	ib_drain_qp(b->id->qp);
+	ib_drain_qp(a->cm.id->qp);
+	ib_drain_qp(b->cm.id->qp);
 	kt_check(&t->kt, posted && try_wait_for_completion(&a->w[KCM_W_RECV].done) &&
 		 try_wait_for_completion(&b->w[KCM_W_RECV].done) &&
 		 awc->status == IB_WC_WR_FLUSH_ERR &&
@@ -1122,8 +1040,8 @@ static void kcm_stale_rkey(struct kcm *t)
 	posted = kcm_post_send(b, KCM_W_SEND, IB_WR_RDMA_WRITE, &sge, 1,
 			       le64_to_cpu(b->msg[KCM_MSG_IN].addr), rkey);
 	kt_check(&t->kt, posted && rkey == t->mr->rkey &&
-		 kcm_wait_event(a, RDMA_CM_EVENT_DISCONNECTED) &&
-		 kcm_wait_event(b, RDMA_CM_EVENT_DISCONNECTED),
+		 kt_cm_wait(&a->cm, RDMA_CM_EVENT_DISCONNECTED) &&
+		 kt_cm_wait(&b->cm, RDMA_CM_EVENT_DISCONNECTED),
 		 "B's RDMA Write to the invalidated rkey 0x%x (the MR's) ends the connection: both DISCONNECTED",
 		 rkey);
 	after = kcm_fr_walk(t, sz->fr_off, sz->len, false, false, &untouched);
@@ -1131,8 +1049,8 @@ static void kcm_stale_rkey(struct kcm *t)
 		 "A's pages keep the first Write's data (crc32c 0x%08x, now 0x%08x)",
 		 before, after);
 	/* B's Write completes (or flushes) before its slot goes away. */
-	ib_drain_qp(a->id->qp);
-	ib_drain_qp(b->id->qp);
+	ib_drain_qp(a->cm.id->qp);
+	ib_drain_qp(b->cm.id->qp);
 }
 
 /*
@@ -1178,7 +1096,7 @@ static void kcm_fenced_inv(struct kcm *t)
 	inv.ex.invalidate_rkey = t->mr->rkey;
 	send.next = &inv;
 	ok = ok && kcm_post_recv(b, &sink, 1) &&
-	     kcm_posted(a, ib_post_send(a->id->qp, &send, NULL),
+	     kcm_posted(a, ib_post_send(a->cm.id->qp, &send, NULL),
 			"a Send and a fenced Local Invalidate");
 	kt_check(&t->kt, ok && kcm_wait_wc(a, KCM_W_SEND, IB_WC_SEND) &&
 		 kcm_wait_wc(b, KCM_W_RECV, IB_WC_RECV) &&
@@ -1204,10 +1122,10 @@ static void kcm_fenced_inv(struct kcm *t)
 	};
 	send.next = NULL;
 	send.wr_cqe = kcm_cqe(a, KCM_W_SEND);
-	ok = ok && kcm_posted(a, ib_post_send(a->id->qp, &inv, NULL),
+	ok = ok && kcm_posted(a, ib_post_send(a->cm.id->qp, &inv, NULL),
 			      "a Local Invalidate and a Send") &&
 	     kcm_wait_wc(a, KCM_W_REG, IB_WC_LOCAL_INV) &&
-	     wait_for_completion_timeout(&a->w[KCM_W_SEND].done, KCM_TIMEOUT);
+	     wait_for_completion_timeout(&a->w[KCM_W_SEND].done, KT_TIMEOUT);
 	kt_check(&t->kt, ok && wc->status == IB_WC_LOC_PROT_ERR,
 		 "V-INV-12: the Send from the MR behind its Local Invalidate completes with IB_WC_LOC_PROT_ERR (%s)",
 		 ok ? ib_wc_status_msg(wc->status) : "no completion");
@@ -1224,17 +1142,18 @@ static bool kcm_addr(struct kcm *t, struct net *net, const char *addr,
 
 static bool kcm_on(struct kcm *t, struct kcm_end *e, const char *want)
 {
-	const char *got = e->id->device ? dev_name(&e->id->device->dev) : "-";
+	const char *got = e->cm.id->device ? dev_name(&e->cm.id->device->dev) : "-";
 
 	return kt_check(&t->kt, !strcmp(got, want), "%s is on %s (%s)",
-			e->name, want, got);
+			e->cm.name, want, got);
 }
 
 /* A connection from @src (A) to @dst (B) that @use uses and ends. */
 static void kcm_run(struct kcm *t, const char *name, const char *src,
 		    const char *dst, void (*use)(struct kcm *t))
 {
-	struct kcm_end *a = &t->a, *b = &t->b, *l = &t->l;
+	struct kcm_end *a = &t->a, *b = &t->b;
+	struct kt_cm_end *l = &t->l;
 	struct rdma_conn_param param = {
 		.responder_resources = KCM_DEPTH,
 		.initiator_depth = KCM_DEPTH,
@@ -1245,63 +1164,54 @@ static void kcm_run(struct kcm *t, const char *name, const char *src,
 	t->kt.name = name;
 	kcm_end_init(a, "A");
 	kcm_end_init(b, "B");
-	kcm_end_init(l, "listener");
-	l->server = b;
+	kt_cm_init(l, "listener");
 	a->pd = t->sec.pd;
 	a->keep_pd = !!a->pd;
 	if (!kcm_addr(t, t->net_a, src, "0", &sa) ||
 	    !kcm_addr(t, t->net_b, dst, port, &sb))
 		return;
 
-	l->id = rdma_create_id(t->net_b, kcm_cm_handler, l, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(l->id)) {
-		l->id = NULL;
-		kt_check(&t->kt, false, "B: rdma_create_id");
-		return;
-	}
-	ret = rdma_bind_addr(l->id, (struct sockaddr *)&sb);
+	/* B takes the listener's one connect request; it refuses others. */
+	kt_cm_serve(l, &b->cm);
+	ret = kt_cm_create(l, t->net_b);
+	if (!ret)
+		ret = rdma_bind_addr(l->id, (struct sockaddr *)&sb);
 	if (!ret)
 		ret = rdma_listen(l->id, 1);
 	if (!kt_check(&t->kt, !ret, "B: rdma_listen on %pISpc (%d)", &sb, ret))
 		goto out;
 
-	a->id = rdma_create_id(t->net_a, kcm_cm_handler, a, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(a->id)) {
-		a->id = NULL;
-		kt_check(&t->kt, false, "A: rdma_create_id");
+	ret = kt_cm_create(&a->cm, t->net_a);
+	if (ret) {
+		kt_check(&t->kt, false, "A: rdma_create_id (%d)", ret);
 		goto out;
 	}
-	ret = rdma_resolve_addr(a->id, (struct sockaddr *)&sa,
-				(struct sockaddr *)&sb, KCM_RESOLVE_MS);
-	if (!kt_check(&t->kt, !ret && kcm_wait_event(a, RDMA_CM_EVENT_ADDR_RESOLVED),
-		      "A: rdma_resolve_addr from %pISc (%d)", &sa, ret) ||
+	ret = kt_cm_resolve_addr(&a->cm, (struct sockaddr *)&sa,
+				 (struct sockaddr *)&sb);
+	if (!kt_check(&t->kt, !ret, "A: rdma_resolve_addr from %pISc (%d)",
+		      &sa, ret) ||
 	    !kcm_on(t, a, dev_a))
 		goto out;
-	ret = rdma_resolve_route(a->id, KCM_RESOLVE_MS);
-	if (!kt_check(&t->kt, !ret && kcm_wait_event(a, RDMA_CM_EVENT_ROUTE_RESOLVED),
-		      "A: rdma_resolve_route (%d)", ret))
+	ret = kt_cm_resolve_route(&a->cm);
+	if (!kt_check(&t->kt, !ret, "A: rdma_resolve_route (%d)", ret))
 		goto out;
 	if (!kt_check(&t->kt, kcm_end_setup(a) && kcm_fr_setup(t),
 		      "A: PD, CQ, QP, buffers and a %lu-page fast-register MR",
 		      KCM_FR_PAGES))
 		goto out;
 
-	ret = rdma_connect(a->id, &param);
+	ret = rdma_connect(a->cm.id, &param);
 	if (!kt_check(&t->kt, !ret, "A: rdma_connect (%d)", ret) ||
-	    !kt_check(&t->kt, kcm_wait_event(l, RDMA_CM_EVENT_CONNECT_REQUEST),
+	    !kt_check(&t->kt, kt_cm_wait(&b->cm, RDMA_CM_EVENT_CONNECT_REQUEST),
 		      "B: CONNECT_REQUEST"))
 		goto out;
 	kcm_on(t, b, dev_b);
 	if (!kt_check(&t->kt, kcm_end_setup(b), "B: PD, CQ, QP and buffers"))
 		goto out;
-	rdma_lock_handler(b->id);
-	ret = rdma_accept(b->id, &param);
-	rdma_unlock_handler(b->id);
+	ret = kt_cm_accept(&b->cm, &param);
 	if (!kt_check(&t->kt, !ret, "B: rdma_accept (%d)", ret) ||
-	    !kt_check(&t->kt, kcm_wait_event(b, RDMA_CM_EVENT_ESTABLISHED) &&
-		      kcm_wait_event(a, RDMA_CM_EVENT_ESTABLISHED),
+	    !kt_check(&t->kt, kt_cm_wait(&b->cm, RDMA_CM_EVENT_ESTABLISHED) &&
+		      kt_cm_wait(&a->cm, RDMA_CM_EVENT_ESTABLISHED),
 		      "both ESTABLISHED"))
 		goto out;
 
@@ -1326,8 +1236,8 @@ static int kcm_a_wr(struct kcm *t, struct ib_send_wr *wr)
 
 	wr->wr_cqe = kcm_cqe(a, KCM_W_REG);
 	wr->send_flags = IB_SEND_SIGNALED;
-	if (!kcm_posted(a, ib_post_send(a->id->qp, wr, NULL), "a memory WR") ||
-	    !wait_for_completion_timeout(&a->w[KCM_W_REG].done, KCM_TIMEOUT))
+	if (!kcm_posted(a, ib_post_send(a->cm.id->qp, wr, NULL), "a memory WR") ||
+	    !wait_for_completion_timeout(&a->w[KCM_W_REG].done, KT_TIMEOUT))
 		return -1;
 	return a->w[KCM_W_REG].wc.status;
 }
@@ -1363,11 +1273,11 @@ static int kcm_a_local_inv(struct kcm *t, u32 stag)
 /* Both ends saw the connection end; then their QPs are drained. */
 static bool kcm_ended(struct kcm *t)
 {
-	bool ok = kcm_wait_event(&t->a, RDMA_CM_EVENT_DISCONNECTED) &&
-		  kcm_wait_event(&t->b, RDMA_CM_EVENT_DISCONNECTED);
+	bool ok = kt_cm_wait(&t->a.cm, RDMA_CM_EVENT_DISCONNECTED) &&
+		  kt_cm_wait(&t->b.cm, RDMA_CM_EVENT_DISCONNECTED);
 
-	ib_drain_qp(t->a.id->qp);
-	ib_drain_qp(t->b.id->qp);
+	ib_drain_qp(t->a.cm.id->qp);
+	ib_drain_qp(t->b.cm.id->qp);
 	return ok;
 }
 
@@ -1477,7 +1387,7 @@ static void kcm_sec_b_send_inv_refused(struct kcm *t, u32 stag,
  */
 static void kcm_sec_fr_foreign(struct kcm *t)
 {
-	struct ib_device *dev = t->a.id->device;
+	struct ib_device *dev = t->a.cm.id->device;
 	struct kcm_sec *s = &t->sec;
 	int st;
 
@@ -1699,17 +1609,6 @@ static void kcm_sec_run(struct kcm *t)
 	memset(s, 0, sizeof(*s));
 }
 
-static struct net *kcm_net(struct kcm *t, int fd, const char *param)
-{
-	struct net *net = fd >= 0 ? get_net_ns_by_fd(fd) : ERR_PTR(-EBADF);
-
-	if (!kt_check(&t->kt, !IS_ERR(net),
-		      "%s=%d is a network namespace (%d)", param, fd,
-		      PTR_ERR_OR_ZERO(net)))
-		return NULL;
-	return net;
-}
-
 static int __init kcm_init(void)
 {
 	struct kcm *t = kzalloc(sizeof(*t), GFP_KERNEL);
@@ -1721,8 +1620,8 @@ static int __init kcm_init(void)
 	pr_info("# %s on %s connects to %s on %s\n", addr_a, dev_a, addr_b,
 		dev_b);
 	t->kt.name = "setup";
-	t->net_a = kcm_net(t, netns_a, "netns_a");
-	t->net_b = kcm_net(t, netns_b, "netns_b");
+	t->net_a = kt_net(&t->kt, netns_a, "netns_a");
+	t->net_b = kt_net(&t->kt, netns_b, "netns_b");
 	if (t->net_a && t->net_b) {
 		kcm_run(t, "ipv4", addr_a, addr_b, kcm_transfer);
 		if (*addr6_a && *addr6_b)

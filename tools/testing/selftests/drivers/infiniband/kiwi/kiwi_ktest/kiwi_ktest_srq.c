@@ -52,7 +52,6 @@ module_param(port, charp, 0444);
 #define KS_SRQ_WR	16
 #define KS_SLOTS	32
 #define KS_MSG		512	/* bytes of a buffer; messages are shorter */
-#define KS_TIMEOUT	(20 * HZ)
 
 /* The start of each message; its data follow. */
 struct ks_hdr {
@@ -63,28 +62,23 @@ struct ks_hdr {
 };
 
 /**
- * struct ks_end - one rdma_cm id and what it has seen
- * @name: for messages
- * @id: the id; B's come with the connect requests
- * @seen: bit per rdma_cm event type received with status 0
+ * struct ks_end - one side of a connection
+ * @cm: its rdma_cm id; B's come with the connect requests
  * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED events of its QP
  */
 struct ks_end {
-	const char *name;
-	struct rdma_cm_id *id;
-	unsigned long seen;
+	struct kt_cm_end cm;
 	atomic_t last_wqe;
 };
 
 /**
  * struct ks - the test
  * @kt: TAP state
- * @lock: protects the @seen words and @nreq
- * @wq: woken on every rdma_cm or async event
+ * @wq: woken on every async event
  * @a: the client's ids
  * @b: the server's
  * @l: the listener
- * @nreq: connect requests taken so far
+ * @nconn: connections established
  * @limit_events: IB_EVENT_SRQ_LIMIT_REACHED events
  * @pd_a: the client's PD
  * @pd_b: the server's, the SRQ's too
@@ -99,12 +93,11 @@ struct ks_end {
  */
 struct ks {
 	struct kt kt;
-	spinlock_t lock;	/* see @lock above */
 	wait_queue_head_t wq;
 	struct ks_end a[KS_NQP];
 	struct ks_end b[KS_NQP];
-	struct ks_end l;
-	int nreq;
+	struct kt_cm_end l;
+	int nconn;
 	atomic_t limit_events;
 	struct ib_pd *pd_a, *pd_b;
 	struct ib_cq *cq_a, *cq_b;
@@ -115,45 +108,6 @@ struct ks {
 };
 
 static struct ks *ks;
-
-static int ks_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
-{
-	struct ks_end *e = id->context;
-	unsigned long flags;
-	int ret = 0;
-
-	spin_lock_irqsave(&ks->lock, flags);
-	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		if (ks->nreq < KS_NQP) {
-			e = &ks->b[ks->nreq++];
-			e->id = id;
-			id->context = e;
-		} else {
-			ret = -ECONNREFUSED;	/* rdma_cm destroys the id */
-		}
-	}
-	if (!ret && !event->status)
-		e->seen |= BIT(event->event);
-	spin_unlock_irqrestore(&ks->lock, flags);
-	wake_up(&ks->wq);
-	return ret;
-}
-
-static bool ks_seen(struct ks_end *e, enum rdma_cm_event_type type)
-{
-	unsigned long flags;
-	bool seen;
-
-	spin_lock_irqsave(&ks->lock, flags);
-	seen = e->seen & BIT(type);
-	spin_unlock_irqrestore(&ks->lock, flags);
-	return seen;
-}
-
-static bool ks_wait_cm(struct ks_end *e, enum rdma_cm_event_type type)
-{
-	return wait_event_timeout(ks->wq, ks_seen(e, type), KS_TIMEOUT);
-}
 
 /* Context: softirq (the receive engine takes the WQE). */
 static void ks_srq_event(struct ib_event *ev, void *ctx)
@@ -167,7 +121,8 @@ static void ks_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct ks_end *e = ctx;
 
-	if (ev->event == IB_EVENT_QP_LAST_WQE_REACHED && ev->element.qp == e->id->qp)
+	if (ev->event == IB_EVENT_QP_LAST_WQE_REACHED &&
+	    ev->element.qp == e->cm.id->qp)
 		atomic_inc(&e->last_wqe);
 	wake_up(&ks->wq);
 }
@@ -216,10 +171,10 @@ static u32 ks_limit(void)
 	return ib_query_srq(ks->srq, &a) ? 12345 : a.srq_limit;
 }
 
-/* Poll @cq for @want completions, for up to KS_TIMEOUT. */
+/* Poll @cq for @want completions, for up to KT_TIMEOUT. */
 static int ks_poll(struct ib_cq *cq, struct ib_wc *wc, int want)
 {
-	unsigned long end = jiffies + KS_TIMEOUT;
+	unsigned long end = jiffies + KT_TIMEOUT;
 	int got = 0;
 
 	while (got < want && time_before(jiffies, end)) {
@@ -266,7 +221,7 @@ static bool ks_exchange(u32 count, u32 first, u32 mask)
 		h->len = cpu_to_le32(ks_len(seq));
 		for (j = 0; j < ks_len(seq); j++)
 			m[sizeof(*h) + j] = ks_pattern(seq, j);
-		if (ib_post_send(ks->a[on[k % non]].id->qp, &wr, NULL))
+		if (ib_post_send(ks->a[on[k % non]].cm.id->qp, &wr, NULL))
 			return false;
 	}
 	got = ks_poll(ks->cq_a, wc, count);
@@ -313,7 +268,7 @@ static bool ks_exchange(u32 count, u32 first, u32 mask)
 			good = false;
 		}
 		/* V-SRQ-3: the CQE is the receiving QP's. */
-		if (wc[k].qp != ks->b[qp].id->qp) {
+		if (wc[k].qp != ks->b[qp].cm.id->qp) {
 			pr_info("# B: message %u from QP %u completed on another QP\n",
 				seq, qp);
 			good = false;
@@ -417,14 +372,6 @@ static void ks_buf_free(struct ib_device *dev, u8 *buf, u64 dma)
 	kfree(buf);
 }
 
-static struct rdma_cm_id *ks_id(struct net *net, struct ks_end *e)
-{
-	struct rdma_cm_id *id = rdma_create_id(net, ks_cm_handler, e,
-					       RDMA_PS_TCP, IB_QPT_RC);
-
-	return IS_ERR(id) ? NULL : id;
-}
-
 /* A's id @i: resolve, its QP, connect; B's side of it on the SRQ. */
 static bool ks_connect(struct net *net_a, int i, struct sockaddr *sa,
 		       struct sockaddr *sb)
@@ -440,17 +387,12 @@ static bool ks_connect(struct net *net_a, int i, struct sockaddr *sa,
 	struct ks_end *a = &ks->a[i], *b = &ks->b[i];
 	int ret;
 
-	a->id = ks_id(net_a, a);
-	if (!a->id)
-		return false;
-	ret = rdma_resolve_addr(a->id, sa, sb, 5000);
-	if (ret || !ks_wait_cm(a, RDMA_CM_EVENT_ADDR_RESOLVED))
-		return false;
-	ret = rdma_resolve_route(a->id, 5000);
-	if (ret || !ks_wait_cm(a, RDMA_CM_EVENT_ROUTE_RESOLVED))
+	if (kt_cm_create(&a->cm, net_a) ||
+	    kt_cm_resolve_addr(&a->cm, sa, sb) ||
+	    kt_cm_resolve_route(&a->cm))
 		return false;
 	if (!ks->pd_a) {
-		struct ib_device *dev = a->id->device;
+		struct ib_device *dev = a->cm.id->device;
 
 		ks->pd_a = ib_alloc_pd(dev, 0);
 		ks->cq_a = IS_ERR(ks->pd_a) ? NULL :
@@ -462,11 +404,11 @@ static bool ks_connect(struct net *net_a, int i, struct sockaddr *sa,
 	}
 	qa.send_cq = ks->cq_a;
 	qa.recv_cq = ks->cq_a;
-	ret = rdma_create_qp(a->id, ks->pd_a, &qa);
+	ret = rdma_create_qp(a->cm.id, ks->pd_a, &qa);
 	if (ret)
 		return false;
-	ret = rdma_connect(a->id, &param);
-	if (ret || !ks_wait_cm(b, RDMA_CM_EVENT_CONNECT_REQUEST))
+	ret = rdma_connect(a->cm.id, &param);
+	if (ret || !kt_cm_wait(&b->cm, RDMA_CM_EVENT_CONNECT_REQUEST))
 		return false;
 
 	/* On the SRQ the RQ sizes are ignored (V-SRQ-4). */
@@ -481,16 +423,17 @@ static bool ks_connect(struct net *net_a, int i, struct sockaddr *sa,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 100000,
 			 .max_send_sge = 1, .max_recv_sge = 100 },
 	};
-	ret = rdma_create_qp(b->id, ks->pd_b, &qa);
+	ret = rdma_create_qp(b->cm.id, ks->pd_b, &qa);
 	if (!kt_check(&ks->kt, !ret && qa.cap.max_recv_wr == 0,
 		      "V-SRQ-4: B's QP %d on the SRQ, RQ sizes ignored (%d)", i,
 		      ret))
 		return false;
-	rdma_lock_handler(b->id);
-	ret = rdma_accept(b->id, &param);
-	rdma_unlock_handler(b->id);
-	return !ret && ks_wait_cm(b, RDMA_CM_EVENT_ESTABLISHED) &&
-	       ks_wait_cm(a, RDMA_CM_EVENT_ESTABLISHED);
+	ret = kt_cm_accept(&b->cm, &param);
+	if (ret || !kt_cm_wait(&b->cm, RDMA_CM_EVENT_ESTABLISHED) ||
+	    !kt_cm_wait(&a->cm, RDMA_CM_EVENT_ESTABLISHED))
+		return false;
+	ks->nconn++;
+	return true;
 }
 
 /* Both connections are up: the SRQ at work. */
@@ -502,7 +445,7 @@ static void ks_use(void)
 	const struct ib_recv_wr *bad = NULL;
 	struct ib_wc wc;
 
-	kt_check(&ks->kt, ib_post_recv(ks->b[1].id->qp, &rwr, &bad) == -EINVAL &&
+	kt_check(&ks->kt, ib_post_recv(ks->b[1].cm.id->qp, &rwr, &bad) == -EINVAL &&
 		 bad == &rwr,
 		 "V-SRQ-5: ib_post_recv on a QP on an SRQ fails with -EINVAL");
 	kt_check(&ks->kt, ib_destroy_srq_user(ks->srq, NULL) == -EBUSY,
@@ -514,7 +457,7 @@ static void ks_use(void)
 		 "V-SRQ-15: 4 WQEs left of limit 4: no event, still armed");
 	kt_check(&ks->kt, ks_exchange(1, 4, 3) &&
 		 wait_event_timeout(ks->wq, atomic_read(&ks->limit_events),
-				    KS_TIMEOUT) &&
+				    KT_TIMEOUT) &&
 		 atomic_read(&ks->limit_events) == 1,
 		 "V-SRQ-15: 3 left of limit 4: one IB_EVENT_SRQ_LIMIT_REACHED");
 	kt_check(&ks->kt, ks_limit() == 0,
@@ -525,11 +468,11 @@ static void ks_use(void)
 
 	kt_check(&ks->kt, !ks_post_srq(8, 6) && !ks_arm(3),
 		 "post 6 more WQEs, re-arm limit 3");
-	kt_check(&ks->kt, !ib_modify_qp(ks->b[0].id->qp, &qattr, IB_QP_STATE),
+	kt_check(&ks->kt, !ib_modify_qp(ks->b[0].cm.id->qp, &qattr, IB_QP_STATE),
 		 "B: QP 0 to ERR");
 	kt_check(&ks->kt, wait_event_timeout(ks->wq,
 					     atomic_read(&ks->b[0].last_wqe),
-					     KS_TIMEOUT),
+					     KT_TIMEOUT),
 		 "B: IB_EVENT_QP_LAST_WQE_REACHED for QP 0");
 	kt_check(&ks->kt, ib_poll_cq(ks->cq_b, 1, &wc) == 0,
 		 "V-FL-6: nothing completes: the SRQ's WQEs are not flushed with QP 0");
@@ -538,48 +481,49 @@ static void ks_use(void)
 		 "V-SRQ-11/V-FL-6: QP 1 receives 3 messages in those WQEs; 3 left, no event");
 	kt_check(&ks->kt, ks_exchange(1, 11, 2) &&
 		 wait_event_timeout(ks->wq, atomic_read(&ks->limit_events) == 2,
-				    KS_TIMEOUT),
+				    KT_TIMEOUT),
 		 "V-SRQ-15: the re-armed limit fires with 2 of 3 left");
 }
 
 /* Disconnect whatever connected, wait for both sides, free everything. */
 static void ks_teardown(void)
 {
-	struct ib_device *dev_a = ks->a[0].id ? ks->a[0].id->device : NULL;
+	struct ib_device *dev_a = ks->a[0].cm.id ? ks->a[0].cm.id->device : NULL;
 	struct ib_device *dev_b = ks->l.id ? ks->l.id->device : NULL;
-	bool up = ks_seen(&ks->b[KS_NQP - 1], RDMA_CM_EVENT_ESTABLISHED);
 	struct ib_wc wc;
 	int i;
 
 	if (ks->l.id)
 		rdma_destroy_id(ks->l.id);
 	for (i = 0; i < KS_NQP; i++)
-		if (ks->a[i].id)
-			rdma_disconnect(ks->a[i].id);
-	if (up) {
+		if (ks->a[i].cm.id)
+			rdma_disconnect(ks->a[i].cm.id);
+	if (ks->nconn == KS_NQP) {
 		bool gone = true;
 
 		for (i = 0; i < KS_NQP; i++)
-			gone &= ks_wait_cm(&ks->a[i], RDMA_CM_EVENT_DISCONNECTED) &&
-				ks_wait_cm(&ks->b[i], RDMA_CM_EVENT_DISCONNECTED);
+			gone &= kt_cm_wait(&ks->a[i].cm, RDMA_CM_EVENT_DISCONNECTED) &&
+				kt_cm_wait(&ks->b[i].cm, RDMA_CM_EVENT_DISCONNECTED);
 		kt_check(&ks->kt, gone, "both connections DISCONNECTED on both sides");
 		kt_check(&ks->kt, wait_event_timeout(ks->wq,
 						     atomic_read(&ks->b[1].last_wqe),
-						     KS_TIMEOUT) &&
+						     KT_TIMEOUT) &&
 			 atomic_read(&ks->b[0].last_wqe) == 1,
 			 "B: QP 1 reports LAST_WQE_REACHED as it disconnects, QP 0 no second one");
 		kt_check(&ks->kt, ib_poll_cq(ks->cq_b, 1, &wc) == 0,
 			 "V-FL-6: the 2 WQEs left are not flushed by the disconnects");
 	}
 	for (i = 0; i < KS_NQP; i++) {
-		if (ks->b[i].id && ks->b[i].id->qp)
-			rdma_destroy_qp(ks->b[i].id);
-		if (ks->b[i].id)
-			rdma_destroy_id(ks->b[i].id);
-		if (ks->a[i].id && ks->a[i].id->qp)
-			rdma_destroy_qp(ks->a[i].id);
-		if (ks->a[i].id)
-			rdma_destroy_id(ks->a[i].id);
+		struct rdma_cm_id *b = ks->b[i].cm.id, *a = ks->a[i].cm.id;
+
+		if (b && b->qp)
+			rdma_destroy_qp(b);
+		if (b)
+			rdma_destroy_id(b);
+		if (a && a->qp)
+			rdma_destroy_qp(a);
+		if (a)
+			rdma_destroy_id(a);
 	}
 	if (ks->srq)
 		kt_check(&ks->kt, !ib_destroy_srq_user(ks->srq, NULL),
@@ -609,8 +553,9 @@ static void ks_run(struct net *net_a, struct net *net_b)
 	if (!kt_check(&ks->kt, !ret, "addresses %s and %s (%d)", addr_a, addr_b,
 		      ret))
 		return;
-	ks->l.id = ks_id(net_b, &ks->l);
-	ret = ks->l.id ? rdma_bind_addr(ks->l.id, (struct sockaddr *)&sb) : -ENOMEM;
+	ret = kt_cm_create(&ks->l, net_b);
+	if (!ret)
+		ret = rdma_bind_addr(ks->l.id, (struct sockaddr *)&sb);
 	if (!kt_check(&ks->kt, !ret && ks->l.id->device,
 		      "B: bind to %pISpc on a device (%d)", &sb, ret))
 		goto out;
@@ -636,16 +581,6 @@ out:
 	ks_teardown();
 }
 
-static struct net *ks_net(int fd, const char *param)
-{
-	struct net *net = fd >= 0 ? get_net_ns_by_fd(fd) : ERR_PTR(-EBADF);
-
-	if (!kt_check(&ks->kt, !IS_ERR(net), "%s=%d is a network namespace (%d)",
-		      param, fd, PTR_ERR_OR_ZERO(net)))
-		return NULL;
-	return net;
-}
-
 static int __init ks_init(void)
 {
 	struct net *net_a, *net_b;
@@ -654,17 +589,18 @@ static int __init ks_init(void)
 	ks = kzalloc(sizeof(*ks), GFP_KERNEL);
 	if (!ks)
 		return -ENOMEM;
-	spin_lock_init(&ks->lock);
 	init_waitqueue_head(&ks->wq);
-	ks->l.name = "listener";
+	/* B's ends take the listener's connect requests in turn. */
+	kt_cm_init(&ks->l, "listener");
 	for (i = 0; i < KS_NQP; i++) {
-		ks->a[i].name = "A";
-		ks->b[i].name = "B";
+		kt_cm_init(&ks->a[i].cm, "A");
+		kt_cm_init(&ks->b[i].cm, "B");
+		kt_cm_serve(&ks->l, &ks->b[i].cm);
 	}
 	kt_begin();
 	ks->kt.name = "setup";
-	net_a = ks_net(netns_a, "netns_a");
-	net_b = ks_net(netns_b, "netns_b");
+	net_a = kt_net(&ks->kt, netns_a, "netns_a");
+	net_b = kt_net(&ks->kt, netns_b, "netns_b");
 	if (net_a && net_b)
 		ks_run(net_a, net_b);
 	if (net_a)
