@@ -454,14 +454,21 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	return avail;
 }
 
-/* Socket data-ready callback of a connected QP. Context: softirq. */
+/*
+ * Socket data-ready callback of a connected QP. Context: softirq, or
+ * process context with softirqs enabled when release_sock() works off
+ * the socket's backlog: hence read_lock_bh(). With a plain read_lock()
+ * there, lockdep sees sk_callback_lock taken softirq-unsafe, which TCP
+ * takes under a listener's softirq-safe slock when the listener stops
+ * with children not yet accepted (inet_csk_listen_stop).
+ */
 void kiwi_rx_data_ready(struct sock *sk)
 {
 	read_descriptor_t desc = { .count = 1 };
 	struct kiwi_cep *cep;
 	struct kiwi_qp *qp;
 
-	read_lock(&sk->sk_callback_lock);
+	read_lock_bh(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
 	qp = cep ? cep->qp : NULL;
 	/*
@@ -472,7 +479,7 @@ void kiwi_rx_data_ready(struct sock *sk)
 		desc.arg.data = qp;
 		tcp_read_sock(sk, &desc, kiwi_rx_actor);
 	}
-	read_unlock(&sk->sk_callback_lock);
+	read_unlock_bh(&sk->sk_callback_lock);
 }
 
 /* Read what is queued on the socket already. Context: process context. */
