@@ -30,7 +30,7 @@
 #   KIWI_CHURN_KILLS=40        clients SIGKILLed in phase 2
 #   KIWI_CHURN_PHASES="1 2 3 4"  the phases to run
 # On the debug kernel (kmemleak present), about ten times slower, the
-# defaults are 300 cycles and 20 kills.
+# defaults are 300 cycles, 2 clients and 20 kills.
 source "$(dirname "$0")/lib.sh"
 tap_begin "connection churn and teardown races"
 
@@ -40,12 +40,13 @@ out=$(mktemp -d)
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	cycles=${KIWI_CHURN_CYCLES:-300}
+	nc=${KIWI_CHURN_CLIENTS:-2}
 	kills=${KIWI_CHURN_KILLS:-20}
 else
 	cycles=${KIWI_CHURN_CYCLES:-1000}
+	nc=${KIWI_CHURN_CLIENTS:-4}
 	kills=${KIWI_CHURN_KILLS:-40}
 fi
-nc=${KIWI_CHURN_CLIENTS:-4}
 small=32768		# transfers of 1 B to 32 KiB (phases 1 and 3)
 big=$((2 << 20))	# phase 2: up to 2 MiB, so that kills land mid-Read
 
@@ -163,6 +164,20 @@ servers() {
 	local i
 	for ((i = 0; i < nc; i++)); do server_bg $i $(($1 + i)) "$2" 0; done
 	listening $(seq 0 $((nc - 1)))
+}
+
+# veth_again: the veth pair kvA/kvB between kiwiA and kiwiB made again,
+# as kiwi_two_hosts makes it, with kiwi0 and kiwi1 on it.
+veth_again() {
+	ip link add kvA netns kiwiA type veth peer name kvB netns kiwiB &&
+	ip -n kiwiA addr add 192.0.2.1/24 dev kvA &&
+	ip -n kiwiB addr add 192.0.2.2/24 dev kvB &&
+	ip -n kiwiA addr add 2001:db8::1/64 dev kvA nodad &&
+	ip -n kiwiB addr add 2001:db8::2/64 dev kvB nodad &&
+	ip -n kiwiA link set kvA up &&
+	ip -n kiwiB link set kvB up &&
+	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
+	ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB
 }
 
 # stamp WHAT: a comment with the time since the phase began.
@@ -334,17 +349,8 @@ phase_removal() {
 	check "netns deleted: kiwi0 and kiwi1 go within 30 s" \
 		wait_for 30 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1'
 	stamp "devices gone"
-	check "netns deleted: made again, with both devices" eval '
-		ip netns add kiwiB &&
-		ip link add kvA netns kiwiA type veth peer name kvB netns kiwiB &&
-		ip -n kiwiA addr add 192.0.2.1/24 dev kvA &&
-		ip -n kiwiB addr add 192.0.2.2/24 dev kvB &&
-		ip -n kiwiA addr add 2001:db8::1/64 dev kvA nodad &&
-		ip -n kiwiB addr add 2001:db8::2/64 dev kvB nodad &&
-		ip -n kiwiA link set kvA up &&
-		ip -n kiwiB link set kvB up &&
-		ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
-		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB'
+	check "netns deleted: made again, with both devices" \
+		eval 'ip netns add kiwiB && veth_again'
 	servers 7720 $small
 	check "netns deleted: every client passes again" wait_for 60 all_pass_again
 	stamp "clients pass again"
@@ -358,13 +364,17 @@ phase_removal() {
 	log_clean "removal"
 }
 
-# ---- 4. a connection half open (TCP, no MPA Request) when things go
-# The endpoint of a connection that has not sent its MPA Request yet must
-# go when its listener goes (the consumer's process ends), and when the
-# device goes: nothing can accept it any more, and its MPA timer must not
-# outlive the device or the module: a timer or socket callback left
-# behind would run into the unloaded module (a crash). So the module is
-# unloaded only once nothing of kiwi's is left.
+# ---- 4. connections half open when things go
+# First a connect whose peer, a plain TCP server, never answers its MPA
+# Request: when its netdev goes, the connect fails at once, not at the
+# MPA timeout (10 s): until it fails the device cannot go, and its netdev
+# is held ("unregister_netdevice: waiting for kvA to become free").
+# Then a connection that has not sent its MPA Request (TCP only): its
+# endpoint must go when its listener goes (the consumer's process ends),
+# and when the device goes: nothing can accept it any more, and its MPA
+# timer must not outlive the device or the module: a timer or socket
+# callback left behind would run into the unloaded module (a crash). So
+# the module is unloaded only once nothing of kiwi's is left.
 phase_half_open() {
 	# half_open: a TCP connection to server 0 (port 7740) that sends
 	# nothing; its pid in $hpid once the listener has a child.
@@ -376,6 +386,32 @@ phase_half_open() {
 	}
 	nothing_left() { [ "$(cat $DBG/cm_endpoints) $(cat $DBG/cm_sockets)" = "0 0" ]; }
 	log_mark "half-open"
+	local mpid apid t
+	ip netns exec kiwiB python3 -c 'if True:
+		import socket, time
+		s = socket.socket()
+		s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+		s.bind(("192.0.2.2", 7750))
+		s.listen()
+		c = s.accept()
+		time.sleep(60)' &
+	mpid=$!
+	wait_for 20 eval "ip netns exec kiwiB ss -Hltn | grep -q ':7750 '"
+	ip netns exec kiwiA "$X" churn 192.0.2.2 7750 $small 1 >"$out/mute" 2>&1 &
+	apid=$!
+	check "half-open: a connect to a TCP server that never sends its MPA Reply" \
+		wait_for 20 eval "ip netns exec kiwiA ss -Htn state established | grep -q ':7750'"
+	# "ip link del" returns once the netdev is free: kiwi0 gone.
+	t=$SECONDS
+	ip -n kiwiA link del kvA
+	t=$((SECONDS - t))
+	check "half-open: its netdev deleted within 5 s ($t s), not at the MPA timeout" \
+		eval "[ $t -le 5 ] && ibdev_absent kiwi0"
+	reap "$apid" "half-open: the connecting client"
+	sed 's/^/# client: /' "$out/mute"
+	kill9 "$mpid" "half-open: the mute TCP server"
+	check "half-open: both devices made again" \
+		eval 'wait_for 10 ibdev_absent kiwi1 && veth_again'
 	server 0 7740 $small 0
 	check "half-open: a TCP connection to a listener that sends no MPA Request" half_open
 	stop server 0 "${spid[0]}" "${sout[0]}"
