@@ -717,6 +717,22 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 	}
 }
 
+/*
+ * Connecting, the QP was asked to close abruptly: its consumer failed or
+ * destroyed it, or its netdev is going away (kiwi_qp_all_lost()). Fail
+ * the connect now rather than at the MPA timeout: until the iw_cm has its
+ * CONNECT_REPLY, destroying the cm_id waits, and with it the removal of
+ * the device and the unregistering of its netdev.
+ * Context: cep->lock held.
+ */
+static bool kiwi_cep_connect_aborted(struct kiwi_cep *cep)
+{
+	if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req))
+		return false;
+	kiwi_cep_connect_failed(cep, -ECONNRESET);
+	return true;
+}
+
 static void kiwi_cep_work(struct work_struct *work)
 {
 	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, work);
@@ -728,6 +744,8 @@ static void kiwi_cep_work(struct work_struct *work)
 		kiwi_cep_listen_work(cep);
 		break;
 	case KIWI_CEP_CONNECTING:
+		if (kiwi_cep_connect_aborted(cep))
+			break;
 		if (cep->sock->sk->sk_state == TCP_ESTABLISHED) {
 			if (kiwi_cm_send_mpa(cep, false, false)) {
 				kiwi_cep_connect_failed(cep, -ECONNRESET);
@@ -740,6 +758,8 @@ static void kiwi_cep_work(struct work_struct *work)
 		}
 		break;
 	case KIWI_CEP_AWAIT_REP:
+		if (kiwi_cep_connect_aborted(cep))
+			break;
 		ret = kiwi_cm_recv_mpa(cep, true);
 		if (ret > 0)
 			kiwi_cep_got_reply(cep);

@@ -860,8 +860,10 @@ static enum churn_result churn_cycle(const char *addr, const char *port,
 	}
 	churn_step("connect", k);
 	if (!churn_until(&c, &c.established, 20000)) {
-		churn_note("cycle %u: not connected (%s)", k, c.failed ?
-		     rdma_event_str(c.failed) : "no event in time");
+		churn_note("cycle %u: not connected (%s)", k,
+			   c.failed ? rdma_event_str(c.failed) :
+			   c.gone ? "the device went away" :
+				    "no event in time");
 		goto out;
 	}
 	n = c.info.idx;
