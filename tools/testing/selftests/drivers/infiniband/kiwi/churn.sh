@@ -36,7 +36,6 @@ tap_begin "connection churn and teardown races"
 
 X=$KIWI_TESTDIR/kiwi_xfer
 DBG=/sys/kernel/debug/kiwi
-out=$(mktemp -d)
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	cycles=${KIWI_CHURN_CYCLES:-300}
@@ -451,5 +450,4 @@ if [[ " $phases " != *" 4 "* ]]; then
 	kiwi_two_devs_del
 	check "the module unloads" modprobe -r kiwi
 fi
-rm -rf "$out"
 tap_end
