@@ -103,10 +103,12 @@ struct kiwi_irq_entry {
  * @cur_sent: bytes of it already handed to TCP
  * @cur_active: @cur holds a partly sent entry
  * @slots: completion shadows, one per send queue entry
- * @orq: RDMA Reads in flight, a ring of @qp->ord entries
+ * @orq: RDMA Reads in flight, a ring of @qp->ord entries; the receive
+ *	engine reaches it through kiwi_orq_oldest() and kiwi_orq_retire()
  * @orq_head: oldest entry of @orq (protected by qp->sq_lock, as is @orq_tail)
  * @orq_tail: next free entry of @orq
- * @irq: inbound RDMA Read Requests to answer, a ring of KIWI_MAX_IRD
+ * @irq: inbound RDMA Read Requests to answer, a ring of KIWI_MAX_IRD;
+ *	the receive engine adds to it with kiwi_irq_add()
  * @irq_head: oldest entry of @irq (protected by @irq_lock, as is @irq_tail)
  * @irq_tail: next free entry of @irq
  * @irq_lock: the receive engine adds requests from softirq context
@@ -187,6 +189,10 @@ void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_direct(struct kiwi_qp *qp);
 void kiwi_tx_zc_report(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);
+struct kiwi_orq_entry *kiwi_orq_oldest(struct kiwi_qp *qp);
+bool kiwi_orq_retire(struct kiwi_qp *qp, const struct kiwi_orq_entry *o,
+		     u8 status);
+int kiwi_irq_add(struct kiwi_qp *qp, const struct kiwi_read_req *rr);
 
 /* kiwi_rx.c */
 void kiwi_rx_data_ready(struct sock *sk);

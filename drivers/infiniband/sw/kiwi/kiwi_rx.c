@@ -195,12 +195,10 @@ u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 		return rx->have_rqe ? 0 : kiwi_rx_take_rqe(qp);
 	if (h->opcode == KIWI_OP_READ_RESP) {
 		/* A response must answer our oldest Read, in place. */
-		struct kiwi_tx *tx = qp->tx;
-		struct kiwi_orq_entry *o;
+		struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
 
-		if (tx->orq_head == tx->orq_tail)
+		if (!o)
 			return KIWI_TC_RDMAP_UNEXP_OPCODE;
-		o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
 		if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
 		    o->got + seg > o->len)
 			return KIWI_TC_DDP_T_BASE_BOUNDS;
@@ -291,40 +289,23 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
  */
 static void kiwi_rx_term_read(struct kiwi_qp *qp, const struct kiwi_term *t)
 {
-	struct kiwi_tx *tx = qp->tx;
-	struct kiwi_orq_entry *o;
+	struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
 	struct kiwi_read_req rr;
-	unsigned long flags;
-	bool hit = false;
 
-	if (!t->rdmap_hdr || t->opcode != KIWI_OP_READ_REQ)
+	if (!t->rdmap_hdr || t->opcode != KIWI_OP_READ_REQ || !o ||
+	    o->slot == KIWI_ORQ_RTR)
 		return;
 	kiwi_read_req_parse(t->rdmap_hdr, &rr);
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
-	if (tx->orq_head != tx->orq_tail && o->slot != KIWI_ORQ_RTR &&
-	    rr.sink_stag == o->sink_stag && rr.sink_to == o->sink_to) {
-		struct kiwi_sq_slot *slot = &tx->slots[o->slot &
-						       (qp->sq.num - 1)];
-
-		slot->status = kiwi_tc_access(t->code) ? IB_WC_REM_ACCESS_ERR :
-							 IB_WC_REM_OP_ERR;
-		slot->done = true;
-		tx->orq_head++;
-		hit = true;
-	}
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	if (hit)
+	if (rr.sink_stag == o->sink_stag && rr.sink_to == o->sink_to &&
+	    kiwi_orq_retire(qp, o, kiwi_tc_access(t->code) ?
+			    IB_WC_REM_ACCESS_ERR : IB_WC_REM_OP_ERR))
 		kiwi_sq_complete(qp);
 }
 
 /* The peer asks for an RDMA Read: check it and queue it for transmit. */
 static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 {
-	struct kiwi_tx *tx = qp->tx;
 	struct kiwi_read_req rr;
-	struct kiwi_irq_entry *e;
-	unsigned long flags;
 	u32 tc = 0;
 
 	kiwi_read_req_parse(qp->rx->hdr + KIWI_MPA_LEN_SIZE +
@@ -344,20 +325,11 @@ static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 		if (tc)
 			return tc;
 	}
-	spin_lock_irqsave(&tx->irq_lock, flags);
-	if (tx->irq_tail - tx->irq_head >= max_t(u32, qp->ird, 1)) {
-		/* Beyond the IRD we granted: RDMAC verbs Fig. 24, 0x1203. */
-		tc = KIWI_TC_DDP_U_INV_MSN;
-	} else {
-		e = &tx->irq[tx->irq_tail % KIWI_MAX_IRD];
-		e->req = rr;
-		e->sent = 0;
-		tx->irq_tail++;
-	}
-	spin_unlock_irqrestore(&tx->irq_lock, flags);
-	if (!tc)
-		kiwi_tx_kick(qp);
-	return tc;
+	/* Beyond the IRD we granted: RDMAC verbs Fig. 24, 0x1203. */
+	if (kiwi_irq_add(qp, &rr))
+		return KIWI_TC_DDP_U_INV_MSN;
+	kiwi_tx_kick(qp);
+	return 0;
 }
 
 /* A whole segment is in and its CRC checked: act on it. */
@@ -365,7 +337,6 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 {
 	struct kiwi_qp *qp = arg;
 	struct kiwi_ddp_hdr *h = &rx->ddp;
-	struct kiwi_tx *tx = qp->tx;
 	bool was_rtr = qp->rtr_pending && !qp->initiator;
 	u32 tc = 0;
 
@@ -375,11 +346,12 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 	}
 	switch (h->opcode) {
 	case KIWI_OP_READ_RESP: {
-		struct kiwi_orq_entry *o = &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+		/* kiwi_fpdu_check() found it, and nothing retired it since */
+		struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
 		u8 status = IB_WC_SUCCESS;
-		unsigned long flags;
-		u32 slot;
 
+		if (!o)
+			return KIWI_TC_RDMAP_UNEXP_OPCODE;
 		o->got += rx->ulpdu_len - h->hdr_len;
 		if (!h->last)
 			break;
@@ -394,14 +366,8 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 		    kiwi_mem_invalidate(qp->kdev, o->inv_stag, &qp->base_qp,
 					false))
 			status = IB_WC_LOC_PROT_ERR;
-		spin_lock_irqsave(&qp->sq_lock, flags);
-		slot = o->slot;
-		tx->orq_head++;
-		if (slot != KIWI_ORQ_RTR) {
-			tx->slots[slot & (qp->sq.num - 1)].status = status;
-			tx->slots[slot & (qp->sq.num - 1)].done = true;
-		}
-		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		if (!kiwi_orq_retire(qp, o, status))
+			break;	/* flushed meanwhile */
 		kiwi_sq_complete(qp);
 		if (status != IB_WC_SUCCESS) {
 			kiwi_qp_error(qp);

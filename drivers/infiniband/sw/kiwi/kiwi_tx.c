@@ -14,6 +14,13 @@
  * (kiwi_tx_kick_direct): there it never waits for TCP, and leaves anything
  * large or blocked to the work item.
  *
+ * The loop's steps (a message, a send queue entry, a Read Response, the
+ * Terminate, the RTR) return 0 once their bytes are with TCP, -EAGAIN when
+ * they cannot go now and the loop stops until it is kicked again (ORD
+ * full, or left to the work item), and any other negative errno
+ * when the connection fails. An entry that is itself wrong is not a
+ * connection failure: it completes in error and the QP fails.
+ *
  * Context: process context. tx->run_lock makes the loop single; the work
  * item may sleep in TCP. The send queue's completion shadows and the ORQ
  * are protected by qp->sq_lock because the receive engine completes RDMA
@@ -750,12 +757,98 @@ void kiwi_sq_complete(struct kiwi_qp *qp)
 }
 
 /*
+ * The ORQ and the IRQ as the receive engine sees them. While the engines
+ * run the transmit loop only appends to the ORQ and the receive engine
+ * only retires from it, so the oldest entry stays put until the receive
+ * engine retires it; the IRQ is the other way round.
+ */
+
+/**
+ * kiwi_orq_oldest() - the oldest RDMA Read this QP has in flight
+ * @qp: the QP
+ *
+ * Context: the receive engine (socket lock held).
+ * Return: its ORQ entry, or NULL when no Read is outstanding.
+ */
+struct kiwi_orq_entry *kiwi_orq_oldest(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+
+	if (tx->orq_head == tx->orq_tail)
+		return NULL;
+	return &tx->orq[tx->orq_head % KIWI_MAX_ORD];
+}
+
+/**
+ * kiwi_orq_retire() - the oldest Read has its answer: free its ORQ entry
+ * @qp: the QP
+ * @o: the entry kiwi_orq_oldest() returned
+ * @status: ib_wc_status its send queue entry completes with (the RTR's
+ *	Read has none)
+ *
+ * The caller then posts the completion with kiwi_sq_complete().
+ * Context: the receive engine; takes qp->sq_lock.
+ * Return: false if @o was no longer the oldest (the queue was flushed).
+ */
+bool kiwi_orq_retire(struct kiwi_qp *qp, const struct kiwi_orq_entry *o,
+		     u8 status)
+{
+	struct kiwi_tx *tx = qp->tx;
+	unsigned long flags;
+	bool oldest;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	oldest = kiwi_orq_oldest(qp) == o;
+	if (oldest) {
+		tx->orq_head++;
+		if (o->slot != KIWI_ORQ_RTR) {
+			struct kiwi_sq_slot *slot =
+				&tx->slots[o->slot & (qp->sq.num - 1)];
+
+			slot->status = status;
+			slot->done = true;
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return oldest;
+}
+
+/**
+ * kiwi_irq_add() - queue an inbound RDMA Read Request for its response
+ * @qp: the QP
+ * @rr: the request, its source already checked
+ *
+ * Context: the receive engine; takes tx->irq_lock.
+ * Return: 0, or -ENOSPC when the peer already has as many Reads
+ * outstanding as the IRD allows.
+ */
+int kiwi_irq_add(struct kiwi_qp *qp, const struct kiwi_read_req *rr)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_irq_entry *e;
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&tx->irq_lock, flags);
+	if (tx->irq_tail - tx->irq_head >= max_t(u32, qp->ird, 1)) {
+		ret = -ENOSPC;
+	} else {
+		e = &tx->irq[tx->irq_tail % KIWI_MAX_IRD];
+		e->req = *rr;
+		e->sent = 0;
+		tx->irq_tail++;
+	}
+	spin_unlock_irqrestore(&tx->irq_lock, flags);
+	return ret;
+}
+
+/*
  * Take the entry at tx->next: copy it out of the ring, validate it, and
  * resolve its local memory. Return: 0, -ENOENT if the ring has no entry
- * there, or an ib_wc_status to complete it with (the QP then fails); not
- * 1, which is IB_WC_LOC_LEN_ERR.
+ * there, or -EINVAL for an entry that completes in error with *@status
+ * (the QP then fails).
  */
-static int kiwi_tx_load(struct kiwi_qp *qp)
+static int kiwi_tx_load(struct kiwi_qp *qp, u8 *status)
 {
 	struct kiwi_tx *tx = qp->tx;
 	struct kiwi_sqe *sqe = (struct kiwi_sqe *)qp->sq.ring +
@@ -784,9 +877,11 @@ static int kiwi_tx_load(struct kiwi_qp *qp)
 	case KIWI_SQE_OK:
 		break;
 	case KIWI_SQE_BAD_OP:
-		return IB_WC_LOC_QP_OP_ERR;
+		*status = IB_WC_LOC_QP_OP_ERR;
+		return -EINVAL;
 	default:
-		return IB_WC_LOC_LEN_ERR;
+		*status = IB_WC_LOC_LEN_ERR;
+		return -EINVAL;
 	}
 	if (!kiwi_sqe_has_payload(c))
 		return 0;
@@ -806,11 +901,15 @@ static int kiwi_tx_load(struct kiwi_qp *qp)
 		mem = kiwi_mem_get(qp->kdev, c->sge[i].lkey);
 		tx->cur_mem[i] = mem;
 		if (!mem || kiwi_mem_check(mem, qp->base_qp.pd, access,
-					   c->sge[i].addr, c->sge[i].length))
-			return IB_WC_LOC_PROT_ERR;
+					   c->sge[i].addr, c->sge[i].length)) {
+			*status = IB_WC_LOC_PROT_ERR;
+			return -EINVAL;
+		}
 	}
-	if (len > U32_MAX)
-		return IB_WC_LOC_LEN_ERR;
+	if (len > U32_MAX) {
+		*status = IB_WC_LOC_LEN_ERR;
+		return -EINVAL;
+	}
 	tx->cur_len = len;
 	slot->bytes = len;
 	return 0;
@@ -843,7 +942,7 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 	int ret;
 
 	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, 0))
-		return 1;
+		return -EAGAIN;
 	kiwi_read_req_build(rdmap, &rr);
 	/*
 	 * The response may be in before kernel_sendmsg() returns: the entry
@@ -871,7 +970,8 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 
 /*
  * A kernel consumer's IB_WR_REG_MR: raddr carries the MR, rkey the key and
- * inline_len the access rights (kiwi_sqe_from_wr). Return: 0 or nonzero.
+ * inline_len the access rights (kiwi_sqe_from_wr). Return: 0 or a
+ * negative errno.
  */
 static int kiwi_tx_reg_mr(struct kiwi_qp *qp, const struct kiwi_sqe *c)
 {
@@ -883,8 +983,9 @@ static int kiwi_tx_reg_mr(struct kiwi_qp *qp, const struct kiwi_sqe *c)
 }
 
 /*
- * Transmit the entry at tx->next. Return: 0 done, 1 stalled (ORD full, or
- * not for a direct loop), <0 error.
+ * Transmit the entry at tx->next. Return: 0 done, -EAGAIN not now (ORD
+ * full, or not for a direct loop), or another negative errno: the
+ * connection fails.
  */
 static int kiwi_tx_sqe(struct kiwi_qp *qp)
 {
@@ -904,10 +1005,10 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 	case KIWI_WR_READ_INV:
 		/* ORD is full (it may have been lowered in RTS): wait. */
 		if (tx->orq_tail - tx->orq_head >= READ_ONCE(qp->ord))
-			return 1;
+			return -EAGAIN;
 		/* Completes when the response is in (kiwi_rx.c). */
 		ret = kiwi_tx_read_req(qp);
-		if (ret != 1)
+		if (ret != -EAGAIN)
 			kiwi_tx_put_cur(tx);
 		return ret;
 	case KIWI_WR_RDMA_WRITE:
@@ -950,7 +1051,7 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 	}
 
 	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, tx->cur_sent))
-		return 1;
+		return -EAGAIN;
 	if (kiwi_tx_zc_ok(qp, &m)) {
 		kiwi_tx_zc_open(qp);
 		ret = kiwi_tx_message_zc(qp, &m, &tx->cur_sent);
@@ -1122,6 +1223,7 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 		struct kiwi_irq_entry resp;
 		unsigned long flags;
 		bool have = false;
+		u8 status;
 
 		/* A Terminate goes next, at a message boundary (R-TRM-6). */
 		if (tx->stopped || READ_ONCE(tx->term_pending) ||
@@ -1154,7 +1256,7 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 			return true;
 		if (tx->sq_failed)
 			break;	/* the rest is flushed when the QP fails */
-		ret = tx->cur_active ? 0 : kiwi_tx_load(qp);
+		ret = tx->cur_active ? 0 : kiwi_tx_load(qp, &status);
 		if (ret == -ENOENT)
 			break;
 		/*
@@ -1163,11 +1265,14 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 		 * status, and IB_WC_LOC_QP_OP_ERR is the one for a WR the
 		 * QP's own configuration cannot carry out.
 		 */
-		if (!ret && kiwi_wr_is_read(tx->cur.opcode) && !READ_ONCE(qp->ord))
-			ret = IB_WC_LOC_QP_OP_ERR;
+		if (!ret && kiwi_wr_is_read(tx->cur.opcode) &&
+		    !READ_ONCE(qp->ord)) {
+			status = IB_WC_LOC_QP_OP_ERR;
+			ret = -EINVAL;
+		}
 		if (ret) {
 			kiwi_tx_put_cur(tx);
-			kiwi_tx_slot_done(qp, ret);
+			kiwi_tx_slot_done(qp, status);
 			tx->sq_failed = true;
 			kiwi_qp_error(qp);
 			return false;
@@ -1176,7 +1281,7 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 		    tx->orq_head != tx->orq_tail)
 			break;	/* fenced behind outstanding Reads */
 		ret = kiwi_tx_sqe(qp);
-		if (ret == 1) {
+		if (ret == -EAGAIN) {
 			if (direct)
 				return true;
 			break;
