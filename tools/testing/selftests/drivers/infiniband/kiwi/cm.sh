@@ -7,7 +7,7 @@
 # one kiwi device in each.
 source "$(dirname "$0")/lib.sh"
 tap_begin "connection manager"
-T=$KIWI_TESTDIR/kiwi_cm_test
+T=$KIWI_TESTDIR/kiwi_cm
 
 check "two hosts with a kiwi device each" kiwi_two_devs
 KIWI_TIMEOUT=60

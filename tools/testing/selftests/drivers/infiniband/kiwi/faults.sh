@@ -172,7 +172,7 @@ ktest() {
 }
 # kiwi_evilpeer, a plain TCP peer, asks kiwi1 for MPA CRCs.
 crc_pair() {
-	run_pair crc "$T/kiwi_term_server" 192.0.2.2 7500 1 -- \
+	run_pair crc "$T/kiwi_terminate" 192.0.2.2 7500 1 -- \
 		"$T/kiwi_evilpeer" -c 192.0.2.2 7500 crc-split
 }
 for w in srq_pair mw_pair queues zc_pair ktest crc_pair; do

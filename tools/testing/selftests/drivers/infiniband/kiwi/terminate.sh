@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The remote peer is untrusted. kiwi_evilpeer (tools/wire), a raw TCP
-# peer, negotiates MPA with a kiwi device behind rdma_cm (kiwi_term_server)
+# The remote peer is untrusted. kiwi_evilpeer (beside it), a raw TCP
+# peer, negotiates MPA with a kiwi device behind rdma_cm (kiwi_terminate)
 # and sends one malformed frame; each must end in the right Terminate -
 # Layer/EType/Error Code, M/D/R flags, the offending headers echoed byte
 # for byte - sent once and followed by the connection's close, or in a
@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib.sh"
 shopt -s extglob
 tap_begin "malicious peer: Terminate matrix"
 P=$KIWI_TESTDIR/kiwi_evilpeer
-S=$KIWI_TESTDIR/kiwi_term_server
+S=$KIWI_TESTDIR/kiwi_terminate
 
 kiwi_unload
 check "two hosts, kiwi1 in kiwiB" eval 'modprobe kiwi && kiwi_two_hosts &&

@@ -3,7 +3,7 @@
  * kiwi_evilpeer: a hostile iWARP peer over a plain TCP socket.
  *
  * It connects to a listening iWARP endpoint (a kiwi device behind rdma_cm,
- * normally kiwi_term_server from the selftests), negotiates MPA as an
+ * normally kiwi_terminate from the selftests), negotiates MPA as an
  * initiator, then sends one malformed frame (or, for the control cases, a
  * valid exchange) and reads back what the device answers: a Terminate,
  * whose Layer/EType/Error Code, M/D/R flags and echoed headers it decodes
@@ -15,13 +15,13 @@
  *
  * -r: MPA revision (2, with IRD/ORD, by default); -c: ask for MPA CRC;
  * -t: offer that RFC 6581 RTR message; -n: receives the server is asked
- * to post (kiwi_term_server reads "case=CASE recv=N" from the private data);
+ * to post (kiwi_terminate reads "case=CASE recv=N" from the private data);
  * -k: reset the connection (SO_LINGER 0) the moment a Terminate is in;
  * -w: seconds the stall cases wait for the device's reset (default 90);
  * -N: run in that network namespace (/run/netns/NETNS).
  *
  * The close cases (fin-*, rst, stall, *-after-fin) test how the device
- * ends a connection; some ask kiwi_term_server, through the private data,
+ * ends a connection; some ask kiwi_terminate, through the private data,
  * to post an RDMA Read, flood the connection, or close it first.
  *
  * It prints one line, "CASE: RESULT (details)", where RESULT is one of
@@ -147,7 +147,7 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-/* The byte the server's regions hold at offset @i (kiwi_term_server.c). */
+/* The byte the server's regions hold at offset @i (kiwi_terminate.c). */
 static u8 pattern(u64 i)
 {
 	return (u8)(i * 7 + 3);
@@ -1188,7 +1188,7 @@ static void local_bindok(struct peer *p)
 }
 
 /*
- * kiwi_term_server fails its own QP (its local-* cases) after a good Send
+ * kiwi_terminate fails its own QP (its local-* cases) after a good Send
  * "before": the stream holds that Send whole, then the Terminate in place
  * of the failed WR and of all after it. Only local-cqof's Sends "ov",
  * whose completions overflowed the CQ, may come in between. For
@@ -1411,7 +1411,7 @@ struct evil_case {
 	void (*rdma)(struct peer *p);
 	const char *what;
 	struct access access;
-	const char *srv;	/* asks kiwi_term_server to act, see there */
+	const char *srv;	/* asks kiwi_terminate to act, see there */
 	int rcvbuf;		/* our receive buffer, 0: the default */
 };
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi_cm_test: one side of an rdma_cm connection over kiwi, for cm.sh.
+ * kiwi_cm: one side of an rdma_cm connection over kiwi, for cm.sh.
  *
- *   kiwi_cm_test server ADDR PORT accept|reject   listen, answer one request
- *   kiwi_cm_test client ADDR PORT [PDATA_LEN]     connect, report the outcome
+ *   kiwi_cm server ADDR PORT accept|reject   listen, answer one request
+ *   kiwi_cm client ADDR PORT [PDATA_LEN]     connect, report the outcome
  *
  * The server prints "request pdata=<text>" and then "established" or
  * "rejected"; the client prints "established pdata=<text>",
@@ -157,6 +157,6 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "client"))
 		return client(ch, argv[2], argv[3],
 			      argc > 4 ? atoi(argv[4]) : 17);
-	fprintf(stderr, "usage: see the top of kiwi_cm_test.c\n");
+	fprintf(stderr, "usage: see the top of kiwi_cm.c\n");
 	return 2;
 }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi_term_server: the rdma_cm side of terminate.sh. It serves CONNS
+ * kiwi_terminate: the rdma_cm side of terminate.sh. It serves CONNS
  * connections (0: until killed) one after the other; for each it creates a
  * QP, posts receives, accepts, and reports how the connection ended.
  *
- *   kiwi_term_server ADDR PORT CONNS
+ *   kiwi_terminate ADDR PORT CONNS
  *
  * The client's private data "case=NAME recv=N" names the case and how many
  * 4 KiB receives to post (default 2). The server registers, once, four
@@ -671,7 +671,7 @@ int main(int argc, char **argv)
 	int conns, done = 0;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: kiwi_term_server ADDR PORT CONNS\n");
+		fprintf(stderr, "usage: kiwi_terminate ADDR PORT CONNS\n");
 		return 2;
 	}
 	conns = atoi(argv[3]);
