@@ -36,7 +36,9 @@
  * followed by " BAD(...)" when something else was wrong: an echoed header
  * that differs from what was sent, bytes after the Terminate, a second
  * Terminate, a bad CRC from the device, wrong Read Response data. With
- * -e it exits 0 only when the result equals EXPECT exactly.
+ * -e it exits 0 only when the result equals EXPECT exactly. When it
+ * cannot run a case at all (no connection, a bad option) it says why as
+ * a failed TAP point (kiwi_test.c) and exits 1; 2 is a usage error.
  *
  * Frames are built with the module's own wire code (kiwi_wire.c, compiled
  * here through kiwi_wire_shim.h); the malformations are made by hand.
@@ -56,6 +58,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "kiwi_test.h"
 #include "kiwi_wire.h"
 
 #define RX_TIMEOUT_S	30
@@ -135,18 +138,6 @@ static void bad(struct peer *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "kiwi_evilpeer: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(2);
-}
-
 /* The byte the server's regions hold at offset @i (kiwi_terminate.c). */
 static u8 pattern(u64 i)
 {
@@ -178,8 +169,7 @@ static int tcp_connect(const char *host, const char *port, int rcvbuf)
 	}
 	freeaddrinfo(ai);
 	if (fd < 0)
-		die("cannot connect to %s port %s: %s", host, port,
-		    strerror(errno));
+		die("cannot connect to %s port %s", host, port);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -1251,7 +1241,7 @@ static void stall(struct peer *p)
 
 		len = sizeof(ti);
 		if (getsockopt(p->fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
-			die("TCP_INFO: %s", strerror(errno));
+			die("TCP_INFO");
 		if (ti.tcpi_state == TCP_CLOSE)
 			break;
 		usleep(100 * 1000);
@@ -1563,8 +1553,7 @@ static void enter_netns(const char *name)
 	snprintf(path, sizeof(path), "/run/netns/%s", name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || setns(fd, CLONE_NEWNET))
-		die("cannot enter network namespace %s: %s", name,
-		    strerror(errno));
+		die("cannot enter network namespace %s", name);
 	close(fd);
 }
 
