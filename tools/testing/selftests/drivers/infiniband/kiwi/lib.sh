@@ -150,8 +150,13 @@ kiwi_two_hosts_del() {
 kiwi_devs() {
 	local peer=$1
 	shift
-	modprobe kiwi "$@" &&
-	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA || return 1
+	# rdma_ucm (librdmacm's kernel end) is not a dependency of kiwi: a
+	# test before may have unloaded it with the kernel ULPs.
+	modprobe -a rdma_ucm ib_uverbs ||
+		{ echo "# modprobe rdma_ucm ib_uverbs failed"; return 1; }
+	modprobe kiwi "$@" || { echo "# modprobe kiwi $* failed"; return 1; }
+	ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA ||
+		{ echo "# rdma link add kiwi0 on kvA failed"; return 1; }
 	if [ "$peer" = siw0 ]; then
 		modprobe -r siw 2>/dev/null
 		modprobe -a ib_core libcrc32c crc32c_generic 2>/dev/null
@@ -175,7 +180,8 @@ kiwi_devs_unload() {
 # kiwiB.
 kiwi_two_devs() {
 	kiwi_unload
-	kiwi_two_hosts && kiwi_devs kiwi1 "$@"
+	kiwi_two_hosts || { echo "# the namespaces kiwiA, kiwiB and veth kvA/kvB: not made"; return 1; }
+	kiwi_devs kiwi1 "$@"
 }
 
 # kiwi_two_devs_del: undo kiwi_two_devs (or kiwi_two_hosts and kiwi_devs).
