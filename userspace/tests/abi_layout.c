@@ -66,6 +66,10 @@ int main(void)
 	EXPECT_EQ(KIWI_ABI_VERSION, 1);
 	expect(KIWI_DRIVER_ID > RDMA_DRIVER_ERDMA + 1000,
 	       "KIWI_DRIVER_ID lies far above the kernel's driver ids");
+	/* Neither a PCI vendor id nor an OUI the IEEE assigns (group bit). */
+	EXPECT_EQ(KIWI_VENDOR_ID, 0x6b6977);
+	expect(KIWI_VENDOR_ID > 0xffff && ((KIWI_VENDOR_ID >> 16) & 1),
+	       "KIWI_VENDOR_ID is wider than 16 bits and has the group bit set");
 
 	/* struct verbs_context_ops: 76 pointers in alphabetical order. */
 	EXPECT_EQ(sizeof(struct verbs_context_ops), 76 * sizeof(void *));
