@@ -3,11 +3,14 @@
 #
 # Programs written for any RDMA device run unchanged on kiwi
 # (kiwi_portable): the attribute masks of the IB verbs in modify_qp on an
-# unconnected QP, with the exact errno of what kiwi cannot honour; then,
-# between two namespaces, QPs brought up with those masks and connected by
-# their numbers move checked data.
+# unconnected QP, with the exact errno of what kiwi cannot honour, and what
+# the extended API (ibv_create_qp_ex, ibv_wr_*, ibv_create_cq_ex) refuses;
+# then, between two namespaces, QPs brought up with those masks and
+# connected by their numbers move checked data: one with ibv_post_send,
+# one with every ibv_wr_* builder and setter kiwi offers, its completions
+# read with ibv_start_poll and the ibv_wc_read_* readers.
 source "$(dirname "$0")/lib.sh"
-tap_begin "portability: IB attribute masks"
+tap_begin "portability: IB attribute masks, the extended QP and CQ API"
 P=$KIWI_TESTDIR/kiwi_portable
 rc=0
 
