@@ -19,22 +19,22 @@ struct kiwi_create_qp_uresp {
 	struct kiwi_create_qp_resp resp;
 };
 
-static struct kiwi_uqp *to_uqp(struct ibv_qp *ibqp)
+/*
+ * What libkiwi makes: RC QPs with the device's limits, whose ibv_wr_*()
+ * opcodes, if asked for, are among KIWI_SEND_OPS. Return: 0 or the errno.
+ */
+static int kiwi_qp_attr_check(struct ibv_qp_init_attr_ex *attr)
 {
-	return container_of(ibqp, struct kiwi_uqp, ibv_qp);
-}
-
-struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
-{
-	struct kiwi_create_qp_uresp resp;
-	struct kiwi_create_qp_cmd cmd;
-	struct kiwi_uqp *qp;
-	int ret;
-
-	if (attr->qp_type != IBV_QPT_RC) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return EOPNOTSUPP;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	if (attr->qp_type != IBV_QPT_RC)
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~(uint64_t)KIWI_SEND_OPS))
+		return EOPNOTSUPP;
 	/* On an SRQ the receive queue sizes are ignored (V-SRQ-4). */
 	if (attr->srq) {
 		attr->cap.max_recv_wr = 0;
@@ -43,8 +43,22 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	if (attr->cap.max_send_wr > 16384 || attr->cap.max_recv_wr > 16384 ||
 	    attr->cap.max_send_sge > KIWI_MAX_SGE ||
 	    attr->cap.max_recv_sge > KIWI_MAX_SGE ||
-	    attr->cap.max_inline_data > KIWI_MAX_INLINE) {
-		errno = EINVAL;
+	    attr->cap.max_inline_data > KIWI_MAX_INLINE)
+		return EINVAL;
+	return 0;
+}
+
+struct ibv_qp *kiwi_create_qp_ex(struct ibv_context *ctx,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	struct kiwi_create_qp_uresp resp;
+	struct kiwi_create_qp_cmd cmd;
+	struct kiwi_uqp *qp;
+	int ret;
+
+	ret = kiwi_qp_attr_check(attr);
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 	qp = calloc(1, sizeof(*qp));
@@ -76,8 +90,8 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	cmd.req.rq_va = (uintptr_t)qp->rq_ring.addr;	/* NULL with an SRQ */
 	cmd.req.num_sqe = qp->num_sqe;
 	cmd.req.num_rqe = qp->num_rqe;
-	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
-				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_rq;
 
@@ -86,9 +100,16 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->max_inline = attr->cap.max_inline_data;
 	attr->cap.max_send_wr = qp->num_sqe;
 	attr->cap.max_recv_wr = qp->num_rqe;
-	return &qp->ibv_qp;
+	/* ibv_qp_to_qp_ex() answers for QPs that asked for ibv_wr_*(). */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		kiwi_wr_ops_init(qp);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	return &qp->vqp.qp;
 
 err_rq:
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
 	kiwi_ring_free(&qp->rq_ring);
 err_sq:
 	kiwi_ring_free(&qp->sq_ring);
@@ -96,6 +117,26 @@ err:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ax = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp = kiwi_create_qp_ex(pd->context, &ax);
+
+	if (qp)
+		attr->cap = ax.cap;
+	return qp;
 }
 
 int kiwi_destroy_qp(struct ibv_qp *ibqp)
@@ -130,27 +171,23 @@ int kiwi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	return ibv_cmd_query_qp(ibqp, attr, mask, init, &cmd, sizeof(cmd));
 }
 
-static uint32_t kiwi_qp_state(struct kiwi_uqp *qp)
+uint32_t kiwi_qp_state(struct kiwi_uqp *qp)
 {
 	return __atomic_load_n(&qp->ctrl->state, __ATOMIC_ACQUIRE);
 }
 
 /*
- * A Bind MW request (see kiwi-abi.h). Type 2 windows only, unless
- * ibv_bind_mw() posts it; the new key must keep the window's index.
+ * A Bind MW request (see kiwi-abi.h) into @sqe: window @mw of the type
+ * asked for, new key @rkey, which must keep the window's index.
  */
-static int kiwi_fill_bind(struct ibv_send_wr *wr, struct kiwi_sqe *sqe,
-			  uint16_t flags)
+int kiwi_sqe_bind(struct kiwi_sqe *sqe, struct ibv_mw *mw, uint32_t rkey,
+		  const struct ibv_mw_bind_info *bi, bool type1)
 {
-	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
-	struct ibv_mw *mw = wr->bind_mw.mw;
-
-	if (!mw || mw->type != ((flags & KIWI_WQE_BIND_TYPE1) ?
-				IBV_MW_TYPE_1 : IBV_MW_TYPE_2) ||
-	    (wr->bind_mw.rkey >> 8) != (mw->rkey >> 8))
+	if (!mw || mw->type != (type1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2) ||
+	    (rkey >> 8) != (mw->rkey >> 8))
 		return EINVAL;
 	sqe->opcode = KIWI_WR_BIND_MW;
-	sqe->rkey = wr->bind_mw.rkey;
+	sqe->rkey = rkey;
 	sqe->raddr = bi->addr;
 	sqe->sge[0].addr = bi->length;
 	sqe->sge[0].lkey = bi->mr ? bi->mr->lkey : 0;
@@ -167,7 +204,9 @@ static int kiwi_fill_sqe(struct kiwi_uqp *qp, struct ibv_send_wr *wr,
 	flags |= KIWI_WQE_VALID;
 	memset(sqe, 0, sizeof(*sqe));
 	if (wr->opcode == IBV_WR_BIND_MW) {
-		ret = kiwi_fill_bind(wr, sqe, flags);
+		ret = kiwi_sqe_bind(sqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+				    &wr->bind_mw.bind_info,
+				    flags & KIWI_WQE_BIND_TYPE1);
 		if (ret)
 			return ret;
 		goto done;

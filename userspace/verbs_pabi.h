@@ -84,6 +84,35 @@ struct verbs_mr {
 };
 
 /*
+ * A QP and a CQ as libibverbs sees them. ibv_qp_to_qp_ex() reads comp_mask
+ * of every QP, and answers with qp_ex only when VERBS_QP_EX is set there;
+ * ibv_cq_ex_to_cq() takes the CQ at offset 0. Both unions come from the
+ * public verbs.h, so their layout follows the rdma-core built against.
+ */
+struct verbs_xrcd;		/* libkiwi makes no XRC domains */
+
+enum {
+	VERBS_QP_XRCD	= 1 << 0,
+	VERBS_QP_EX	= 1 << 1,
+};
+
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+/*
  * The table of context operations, in the ABI's (alphabetical) order.
  * libibverbs copies every non-NULL entry, so the layout must be exact;
  * entries libkiwi leaves NULL are typed as plain pointers.
@@ -110,12 +139,14 @@ struct verbs_context_ops {
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
 				    struct ibv_comp_channel *channel,
 				    int comp_vector);
-	pabi_op create_cq_ex;
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+					  struct ibv_cq_init_attr_ex *attr);
 	pabi_op create_flow;
 	pabi_op create_flow_action_esp;
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
 				    struct ibv_qp_init_attr *attr);
-	pabi_op create_qp_ex;
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *attr);
 	pabi_op create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
 				      struct ibv_srq_init_attr *attr);
@@ -291,10 +322,11 @@ int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);
-int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
-		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
-		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
-		      size_t resp_size);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,

@@ -66,6 +66,10 @@ int main(void)
 	EXPECT_EQ(KIWI_ABI_VERSION, 1);
 	expect(KIWI_DRIVER_ID > RDMA_DRIVER_ERDMA + 1000,
 	       "KIWI_DRIVER_ID lies far above the kernel's driver ids");
+	/* Neither a PCI vendor id nor an OUI the IEEE assigns (group bit). */
+	EXPECT_EQ(KIWI_VENDOR_ID, 0x6b6977);
+	expect(KIWI_VENDOR_ID > 0xffff && ((KIWI_VENDOR_ID >> 16) & 1),
+	       "KIWI_VENDOR_ID is wider than 16 bits and has the group bit set");
 
 	/* struct verbs_context_ops: 76 pointers in alphabetical order. */
 	EXPECT_EQ(sizeof(struct verbs_context_ops), 76 * sizeof(void *));
@@ -79,6 +83,8 @@ int main(void)
 	EXPECT_EQ(offsetof(struct verbs_context_ops, query_port), 60 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, create_cq), 15 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, create_qp), 19 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, create_cq_ex), 16 * sizeof(void *));
+	EXPECT_EQ(offsetof(struct verbs_context_ops, create_qp_ex), 20 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, destroy_cq), 31 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, destroy_qp), 34 * sizeof(void *));
 	EXPECT_EQ(offsetof(struct verbs_context_ops, modify_qp), 47 * sizeof(void *));
@@ -103,6 +109,19 @@ int main(void)
 	EXPECT_EQ(sizeof(struct verbs_mr), 56);
 	EXPECT_EQ(IBV_MR_TYPE_MR, 0);
 	EXPECT_EQ(IBV_MR_TYPE_DMABUF_MR, 3);
+
+	/*
+	 * struct verbs_qp: libibverbs' ibv_qp_to_qp_ex() reads comp_mask right
+	 * behind the public struct ibv_qp_ex; struct verbs_cq is the public CQ.
+	 */
+	EXPECT_EQ(offsetof(struct verbs_qp, qp), 0);
+	EXPECT_EQ(offsetof(struct verbs_qp, qp_ex.qp_base), 0);
+	EXPECT_EQ(offsetof(struct verbs_qp, comp_mask), sizeof(struct ibv_qp_ex));
+	EXPECT_EQ(offsetof(struct verbs_qp, xrcd),
+		  (sizeof(struct ibv_qp_ex) + sizeof(uint32_t) + 7) & ~7ul);
+	EXPECT_EQ(VERBS_QP_EX, 2);
+	EXPECT_EQ(offsetof(struct verbs_cq, cq), 0);
+	EXPECT_EQ(sizeof(struct verbs_cq), sizeof(struct ibv_cq_ex));
 
 	/* struct verbs_device_ops and struct verbs_device (x86-64 LP64). */
 	EXPECT_EQ(offsetof(struct verbs_device_ops, match_table), 16);

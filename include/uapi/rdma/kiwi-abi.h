@@ -27,6 +27,15 @@
  */
 #define KIWI_DRIVER_ID 0x4b495749u /* "KIWI" */
 
+/*
+ * Vendor id the device reports (ibv_query_device(), ib_device_attr). IB
+ * vendor ids are IEEE OUIs, and iWARP RNICs report their PCI vendor id;
+ * kiwi has neither. This is "kiw" in ASCII: more than 16 bits, so no PCI
+ * vendor id, and its first octet has the group bit set, which no OUI the
+ * IEEE assigns has. A program can tell a kiwi device by it.
+ */
+#define KIWI_VENDOR_ID 0x6b6977u
+
 /* libkiwi -> kernel, with IB_USER_VERBS_CMD_GET_CONTEXT. */
 struct kiwi_alloc_ucontext_req {
 	__u32 abi_version;	/* KIWI_ABI_VERSION the provider speaks */

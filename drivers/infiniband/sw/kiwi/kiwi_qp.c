@@ -556,6 +556,42 @@ static bool kiwi_qp_rd_change_ok(const struct kiwi_qp *qp,
 	       attr->max_rd_atomic <= qp->ord;
 }
 
+/*
+ * Attributes of the IB state machine that mean nothing on iWARP: the P_Key
+ * index (no partitions), the address vector, path MTU, remote QP number
+ * and PSNs (the TCP stream is the path; TCP numbers its bytes and picks
+ * the segment size), and the ACK and RNR timers and retry counts (TCP
+ * retransmits, llp_timeout bounds a stalled stream, and a Send that finds
+ * no receive is fatal on iWARP whatever the RNR settings say). kiwi accepts
+ * them where the IB verbs require or allow them for an RC QP, so that a
+ * consumer need not know its transport to bring a QP up, and ignores them.
+ */
+#define KIWI_QP_IB_ONLY	(IB_QP_PKEY_INDEX | IB_QP_AV | IB_QP_PATH_MTU | \
+			 IB_QP_DEST_QPN | IB_QP_RQ_PSN | IB_QP_SQ_PSN | \
+			 IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | \
+			 IB_QP_MIN_RNR_TIMER)
+
+/* Which of KIWI_QP_IB_ONLY the IB verbs take for an RC QP in @cur -> @new. */
+static int kiwi_qp_ib_only_ok(enum ib_qp_state cur, enum ib_qp_state new)
+{
+	if (cur == IB_QPS_RESET && new == IB_QPS_INIT)
+		return IB_QP_PKEY_INDEX;
+	if (cur == IB_QPS_INIT && new == IB_QPS_INIT)
+		return IB_QP_PKEY_INDEX;
+	if (cur == IB_QPS_INIT && new == IB_QPS_RTR)
+		return IB_QP_PKEY_INDEX | IB_QP_AV | IB_QP_PATH_MTU |
+		       IB_QP_DEST_QPN | IB_QP_RQ_PSN | IB_QP_MIN_RNR_TIMER;
+	if (cur == IB_QPS_RTR && new == IB_QPS_RTS)
+		return IB_QP_SQ_PSN | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+		       IB_QP_RNR_RETRY | IB_QP_MIN_RNR_TIMER;
+	if ((cur == IB_QPS_RTS || cur == IB_QPS_SQD) && new == IB_QPS_RTS)
+		return IB_QP_MIN_RNR_TIMER;
+	if (cur == IB_QPS_SQD && new == IB_QPS_SQD)
+		return IB_QP_PKEY_INDEX | IB_QP_AV | IB_QP_TIMEOUT |
+		       IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_MIN_RNR_TIMER;
+	return 0;
+}
+
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
@@ -563,12 +599,26 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	enum ib_qp_state cur, new;
 	int ret = 0;
 
+	/*
+	 * Refused, as changing what kiwi cannot do: an alternate path and
+	 * its migration (the RDMA core refuses IB_QP_ALT_PATH on iWARP
+	 * already), an SQ Drained event, resizing the queues, a rate limit.
+	 */
 	if (mask & ~(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |
 		     IB_QP_PORT | IB_QP_MAX_QP_RD_ATOMIC |
-		     IB_QP_MAX_DEST_RD_ATOMIC))
+		     IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_QKEY | KIWI_QP_IB_ONLY))
 		return -EOPNOTSUPP;
+	/* Q_Keys are for datagram QPs only, on any device. */
+	if (mask & IB_QP_QKEY)
+		return -EINVAL;
 	/* rdma_cm names the port of iWARP QPs; kiwi has one. */
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	/*
+	 * No P_Key table: index 0, what IB consumers pass for the default
+	 * partition, is taken; another index names a P_Key kiwi lacks.
+	 */
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > KIWI_MAX_ORD)
 		return -EINVAL;
@@ -597,6 +647,10 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if ((cur == IB_QPS_ERR || cur == IB_QPS_SQE) && new == IB_QPS_SQD)
 		new = cur;
 	if (new != cur && !kiwi_qp_transition_ok(cur, new)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (mask & KIWI_QP_IB_ONLY & ~kiwi_qp_ib_only_ok(cur, new)) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -649,6 +703,8 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;
 	attr->path_mtu = IB_MTU_4096;
+	/* The one port; the P_Key index is the 0 modify_qp alone accepts. */
+	attr->port_num = 1;
 
 	init->qp_type = IB_QPT_RC;
 	init->srq = qp->base_qp.srq;

@@ -23,6 +23,7 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	memset(attr, 0, sizeof(*attr));
 	attr->fw_ver = (u64)KIWI_VERSION_MAJOR << 32 |
 		       KIWI_VERSION_MINOR << 16 | KIWI_VERSION_PATCH;
+	attr->vendor_id = KIWI_VENDOR_ID;
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_pd = KIWI_MAX_PD;
@@ -47,10 +48,14 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->max_srq_wr = KIWI_MAX_SRQ_WR;
 	attr->max_srq_sge = KIWI_MAX_SGE;
 	/*
-	 * Fast-register, Local Invalidate and Send with Invalidate; memory
-	 * windows of type 1 and 2B (bound to one QP), for user space.
+	 * Port events; a system image GUID (above); fast-register, Local
+	 * Invalidate and Send with Invalidate; memory windows of type 1 and
+	 * 2B (bound to one QP), for user space. Nothing more: no atomics
+	 * (atomic_cap stays IB_ATOMIC_NONE), no P_Keys, Q_Keys, RNR NAKs,
+	 * path migration, queue resize or N-notify CQs.
 	 */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
@@ -92,7 +97,11 @@ static int kiwi_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_mtu = IB_MTU_4096;
 	attr->active_mtu = ib_mtu_int_to_enum(READ_ONCE(netdev->mtu));
 	attr->gid_tbl_len = 1;
-	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
+	/*
+	 * A connection manager (iw_cm's hooks); no IB management classes.
+	 * No virtual lanes (max_vl_num 0), no P_Key table.
+	 */
+	attr->port_cap_flags = IB_PORT_CM_SUP;
 	attr->max_msg_sz = U32_MAX;
 	return 0;
 }

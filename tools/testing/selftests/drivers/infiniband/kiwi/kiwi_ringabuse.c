@@ -311,7 +311,7 @@ static bool klk_intact(void)
 /* The SQE libkiwi would fill next, taken over by hand. */
 static struct kiwi_sqe *raw_sqe(struct conn *c)
 {
-	struct kiwi_uqp *q = container_of(c->qp, struct kiwi_uqp, ibv_qp);
+	struct kiwi_uqp *q = to_uqp(c->qp);
 	struct kiwi_sqe *sqe = &q->sq[q->sq_tail++ & (q->num_sqe - 1)];
 
 	memset(sqe, 0, sizeof(*sqe));
@@ -375,7 +375,7 @@ static void bad_len(const char *addr, const char *port, bool inl)
 
 	conn_open(&c, addr, port, false);
 	check(echo(&c, 6, 64, 0), "badsqe: a message echoes intact first");
-	q = container_of(c.qp, struct kiwi_uqp, ibv_qp);
+	q = to_uqp(c.qp);
 	sqe = raw_sqe(&c);
 	sqe->id = 0xba1;
 	sqe->opcode = KIWI_WR_SEND;
@@ -598,8 +598,8 @@ struct racer {
 static void *race(void *arg)
 {
 	struct racer *r = arg;
-	struct kiwi_uqp *q = container_of(r->c->qp, struct kiwi_uqp, ibv_qp);
-	struct kiwi_ucq *cq = container_of(r->c->cq, struct kiwi_ucq, ibv_cq);
+	struct kiwi_uqp *q = to_uqp(r->c->qp);
+	struct kiwi_ucq *cq = to_ucq(r->c->cq);
 
 	while (!r->stop) {
 		uint32_t x = rand_r(&r->seed);
@@ -695,8 +695,8 @@ static bool garbage_round(const char *addr, const char *port, unsigned int seed,
 
 	conn_open(&c, addr, port, false);
 	ok = echo(&c, seed, 1 + seed % 3000, 0);
-	q = container_of(c.qp, struct kiwi_uqp, ibv_qp);
-	cq = container_of(c.cq, struct kiwi_ucq, ibv_cq);
+	q = to_uqp(c.qp);
+	cq = to_ucq(c.cq);
 	r.c = &c;
 	if (pthread_create(&thr, NULL, race, &r))
 		die("pthread_create");

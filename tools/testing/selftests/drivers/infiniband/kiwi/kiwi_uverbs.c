@@ -56,6 +56,10 @@ static int cmd_query(const char *name)
 	printf("phys_port_cnt=%d\n", da.phys_port_cnt);
 	printf("max_pd=%d\nmax_qp=%d\nmax_cq=%d\nmax_mr=%d\n", da.max_pd,
 	       da.max_qp, da.max_cq, da.max_mr);
+	printf("vendor_id=%#x\n", da.vendor_id);
+	printf("atomic_cap=%d\n", da.atomic_cap);
+	printf("device_cap_flags=%#x\n", da.device_cap_flags);
+	printf("port_cap_flags=%#x\n", pa.port_cap_flags);
 	printf("port_state=%s\n", ibv_port_state_str(pa.state));
 	printf("active_mtu=%d\n", 128 << pa.active_mtu);
 	printf("link_layer=%s\n", pa.link_layer == IBV_LINK_LAYER_ETHERNET ?

@@ -498,6 +498,136 @@ out_free:
 	kfree(ctx);
 }
 
+/* ---- modify_qp attribute masks of the IB verbs ---- */
+
+/* Modify @qp with @mask; its return, and whether the QP is still in @st. */
+static bool kt_modify_is(struct kt *kt, struct ib_qp *qp,
+			 struct ib_qp_attr *attr, int mask, int want,
+			 enum ib_qp_state st, const char *what)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr q;
+	int ret = ib_modify_qp(qp, attr, mask);
+
+	memset(&q, 0, sizeof(q));
+	ib_query_qp(qp, &q, IB_QP_STATE, &init);
+	return kt_check(kt, ret == want && q.qp_state == st,
+			"%s: %d, QP in state %d", what, ret, q.qp_state);
+}
+
+/*
+ * A kernel consumer written for IB brings a QP up with the attributes the
+ * IB verbs require: P_Key index, port and access flags to INIT, the path
+ * attributes to RTR. kiwi takes them where the IB verbs do and ignores
+ * what means nothing on iWARP; what it cannot honour is refused.
+ */
+static void kt_case_qp_attr_masks(struct kt *kt)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr attr = {}, q = {};
+	struct ib_qp_init_attr qinit;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_pd *pd;
+
+	pd = kt_pd(kt);
+	if (!pd)
+		return;
+	cq = ib_alloc_cq(kt->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
+	if (!kt_check(kt, !IS_ERR(cq), "ib_alloc_cq"))
+		goto out_pd;
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	qp = ib_create_qp(pd, &init);
+	if (!kt_check(kt, !IS_ERR(qp), "ib_create_qp(RC) (%d)",
+		      PTR_ERR_OR_ZERO(qp)))
+		goto out_cq;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 1;
+	attr.port_num = 1;
+	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	kt_modify_is(kt, qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+		     IB_QP_PORT | IB_QP_ACCESS_FLAGS, -EINVAL, IB_QPS_RESET,
+		     "RESET -> INIT with P_Key index 1 (no P_Key table) is -EINVAL");
+	attr.pkey_index = 0;
+	attr.timeout = 14;
+	kt_modify_is(kt, qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+		     IB_QP_PORT | IB_QP_ACCESS_FLAGS | IB_QP_TIMEOUT, -EINVAL,
+		     IB_QPS_RESET,
+		     "RESET -> INIT with IB_QP_TIMEOUT (not an INIT attribute in the IB verbs) is -EINVAL");
+	kt_modify_is(kt, qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+		     IB_QP_PORT | IB_QP_ACCESS_FLAGS, 0, IB_QPS_INIT,
+		     "RESET -> INIT with STATE|PKEY_INDEX|PORT|ACCESS_FLAGS");
+	ib_query_qp(qp, &q, IB_QP_STATE | IB_QP_PORT | IB_QP_PKEY_INDEX |
+		    IB_QP_ACCESS_FLAGS, &qinit);
+	kt_check(kt, q.port_num == 1 && q.pkey_index == 0 &&
+		 q.qp_access_flags == attr.qp_access_flags,
+		 "query: port 1, P_Key index 0, the access flags set (%u, %u, %#x)",
+		 q.port_num, q.pkey_index, q.qp_access_flags);
+	kt_modify_is(kt, qp, &attr, IB_QP_PKEY_INDEX, 0, IB_QPS_INIT,
+		     "INIT -> INIT with P_Key index 0");
+
+	attr.qkey = 0x11111111;
+	kt_modify_is(kt, qp, &attr, IB_QP_QKEY, -EINVAL, IB_QPS_INIT,
+		     "IB_QP_QKEY (datagram QPs only) is -EINVAL");
+	attr.path_mig_state = IB_MIG_MIGRATED;
+	kt_modify_is(kt, qp, &attr, IB_QP_PATH_MIG_STATE, -EOPNOTSUPP,
+		     IB_QPS_INIT,
+		     "IB_QP_PATH_MIG_STATE (no path migration) is -EOPNOTSUPP");
+	attr.en_sqd_async_notify = 1;
+	kt_modify_is(kt, qp, &attr, IB_QP_EN_SQD_ASYNC_NOTIFY, -EOPNOTSUPP,
+		     IB_QPS_INIT,
+		     "IB_QP_EN_SQD_ASYNC_NOTIFY (no SQ Drained event) is -EOPNOTSUPP");
+	attr.cap.max_send_wr = 8;
+	kt_modify_is(kt, qp, &attr, IB_QP_CAP, -EOPNOTSUPP, IB_QPS_INIT,
+		     "IB_QP_CAP (no queue resize) is -EOPNOTSUPP");
+
+	attr.qp_state = IB_QPS_RTR;
+	attr.ah_attr.port_num = 1;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = 0x123;
+	attr.rq_psn = 0x4567;
+	attr.max_dest_rd_atomic = 3;
+	attr.min_rnr_timer = 12;
+	kt_modify_is(kt, qp, &attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+		     IB_QP_DEST_QPN | IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
+		     IB_QP_MIN_RNR_TIMER | IB_QP_TIMEOUT, -EINVAL, IB_QPS_INIT,
+		     "INIT -> RTR with IB_QP_TIMEOUT (an RTS attribute) is -EINVAL");
+	kt_modify_is(kt, qp, &attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+		     IB_QP_DEST_QPN | IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
+		     IB_QP_MIN_RNR_TIMER, 0, IB_QPS_RTR,
+		     "INIT -> RTR with AV|PATH_MTU|DEST_QPN|RQ_PSN|MAX_DEST_RD_ATOMIC|MIN_RNR_TIMER");
+	memset(&q, 0, sizeof(q));
+	ib_query_qp(qp, &q, IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN, &qinit);
+	kt_check(kt, q.max_dest_rd_atomic == 3 && q.dest_qp_num == 0,
+		 "query: IRD as set (3), no remote QP number (%u, %u)",
+		 q.max_dest_rd_atomic, q.dest_qp_num);
+
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0x89;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 2;
+	kt_modify_is(kt, qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+		     IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+		     IB_QP_MAX_QP_RD_ATOMIC, -EINVAL, IB_QPS_RTR,
+		     "RTR -> RTS by the consumer is -EINVAL (the connection manager makes it)");
+
+	attr.qp_state = IB_QPS_ERR;
+	kt_modify_is(kt, qp, &attr, IB_QP_STATE, 0, IB_QPS_ERR, "RTR -> ERR");
+	kt_check(kt, !ib_destroy_qp(qp), "ib_destroy_qp");
+out_cq:
+	ib_free_cq(cq);
+out_pd:
+	kt_dealloc_pd(kt, pd);
+}
+
 /* One completion vector's CQ: where its completion handler ran. */
 struct kt_vec {
 	struct completion fired;
@@ -725,6 +855,7 @@ static const struct kt_case kt_cases[] = {
 	{ "max_cq_qp", kt_case_max_cq_qp },
 	{ "stag_reuse", kt_case_stag_reuse },
 	{ "qp_flush", kt_case_qp_flush },
+	{ "qp_attr_masks", kt_case_qp_attr_masks },
 	{ "comp_vector", kt_case_comp_vector },
 	{ "resize_cq", kt_case_resize_cq },
 };
