@@ -9,8 +9,8 @@
 #    calls, then once per site not failed yet with that site's first call
 #    failing (fail_site). Workloads: device creation, an rping -V
 #    connection with data, and programs that reach the other sites: SRQ,
-#    memory windows, CQ resize, zero copy, kernel consumers (FRMR), MPA
-#    CRCs (the receive engine's hold buffer);
+#    memory windows, CQ resize, zero copy, kernel consumers (FRMR, SRQ), a
+#    wildcard listen, MPA CRCs (the receive engine's hold buffer);
 #  - at random (probability 5 %) over those programs together;
 #  - through the kernel's failslab and fail_page_alloc, restricted with
 #    task-filter to the workload's own processes (kiwi, ib_core, uverbs
@@ -172,12 +172,24 @@ ktest() {
 	rmmod kiwi_ktest 2>/dev/null
 	return 0
 }
+# A kernel consumer's SRQ (its ring is kernel memory), between the two
+# namespaces.
+ksrq() {
+	modprobe rdma_cm
+	insmod "$T/kiwi_ktest/kiwi_ktest_srq.ko" netns_a=3 netns_b=4 \
+		3</run/netns/kiwiA 4</run/netns/kiwiB >/dev/null 2>&1
+	rmmod kiwi_ktest_srq 2>/dev/null
+	return 0
+}
+# ucmatose's server listens on the wildcard address (kiwi listens on each
+# of the netdev's addresses).
+ucma_pair() { run_pair ucma ucmatose -p 7500 -- ucmatose -s 192.0.2.2 -p 7500; }
 # kiwi_evilpeer, a plain TCP peer, asks kiwi1 for MPA CRCs.
 crc_pair() {
 	run_pair crc "$T/kiwi_terminate" 192.0.2.2 7500 1 -- \
 		"$T/kiwi_evilpeer" -c 192.0.2.2 7500 crc-split
 }
-for w in srq_pair mw_pair queues zc_pair ktest crc_pair; do
+for w in srq_pair mw_pair queues zc_pair ktest ksrq ucma_pair crc_pair; do
 	check "each new site of $w, failed in turn: clean ends" site_walk "$w" "$w"
 done
 mix() { srq_pair && mw_pair && queues && zc_pair && ktest; }

@@ -206,6 +206,9 @@ srv_listens() { ip netns exec "$1" ss -Hltn | grep -q ":$2 "; }
 srv_start() {
 	local name=$1 port=$2 ns=$3 pid
 	shift 3
+	# The last server on this port may still be closing its listener
+	# (its cm_id goes after its process): that one must not count.
+	wait_for 30 eval "! srv_listens $ns $port"
 	ip netns exec "$ns" timeout -s "${KIWI_SIGNAL:-TERM}" "${KIWI_TIMEOUT:-120}" \
 		"$@" >"$out/$name.srv" 2>&1 &
 	pid=$!
