@@ -16,8 +16,10 @@
 # heavy input, sized to keep README's test command under an hour: the data
 # path, Terminates and hostile peers, ring abuse, allocation failures,
 # NVMe-oF and a 2-minute soak (faults.sh and soak.sh run only here;
-# KIWI_SOAK_SECONDS sets the soak's length). The kernel consumers, NFS and
-# iSER run with KIWI_DEBUG_TESTS=all (several times as long).
+# KIWI_SOAK_SECONDS sets the soak's length). The data path runs its
+# CRC-required pass only (KIWI_DATAPATH_CRC="off required" for both). The
+# kernel consumers, NFS and iSER run with KIWI_DEBUG_TESTS=all (several
+# times as long).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +70,7 @@ echo "ok - debug kernel: kiwi, the test modules and siw build for it"
 echo "# debug kernel tests: $tests"
 "$tree/scripts/vm-run.sh" --kernel "$kdir" --memory 4G --timeout "${KIWI_DEBUG_TIMEOUT:-3000}" \
 	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-120}" \
+	KIWI_DATAPATH_CRC="${KIWI_DATAPATH_CRC:-required}" \
 	KIWI_DMESG_FILE="$tree/dmesg.txt" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 	>"$out/vm.log" 2>&1
 rc=$?

@@ -13,8 +13,8 @@
 #    wildcard listen, MPA CRCs (the receive engine's hold buffer);
 #  - at random (probability 5 %) over those programs together;
 #  - through the kernel's failslab and fail_page_alloc, restricted with
-#    task-filter to the workload's own processes (kiwi, ib_core, uverbs
-#    and the socket layer fail alike).
+#    task-filter to the workload's own processes once they have started
+#    (kiwi, ib_core, uverbs and the socket layer fail alike).
 # Every workload must end (no hang), leave nothing in `rdma resource`, and
 # the devices must then still move verified data. At the end every guarded
 # site in the source must have been failed at least once, and the module
@@ -101,7 +101,7 @@ site_name() { awk -v id="$1" '$1 == id { print $2 }' "$D/fail_sites"; }
 # again with that site's first call failing (fail_site, times 1). CMD must
 # return 0 (it did not hang) and leave nothing behind every time.
 site_walk() {
-	local name=$1 id bad=0 n=0 hit=0 t0=$SECONDS
+	local name=$1 id bad=0 n=0 hit=0 t0=$SECONDS t1
 	shift
 	sites >"$out/before"
 	"$@" || { echo "# $name: the workload hung with nothing failing"; return 1; }
@@ -111,12 +111,14 @@ site_walk() {
 		    awk '$3 > $2 && $4 == 0 { print $1 }'); do
 		echo "$id" >"$D/fail_site"
 		fa probability 100 interval 1 space 0 times 1
+		t1=$SECONDS
 		if ! "$@"; then
 			echo "# $name: failing $(site_name "$id"): the workload hung"
 			bad=1
 		fi
 		[ "$(cat "$FA/times")" = 0 ] && hit=$((hit + 1))
 		quiet
+		echo "# $name: failing $(site_name "$id"): $((SECONDS - t1)) s"
 		if ! settled; then
 			echo "# $name: failing $(site_name "$id") left resources behind:"
 			rdma resource show 2>&1 | grep -w -e kiwi0 -e kiwi1 | head -5 | sed 's/^/#   /'
@@ -226,8 +228,36 @@ kfail() {
 	done
 	echo N >/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem
 }
-# A command whose task (and children) the task filter lets fail.
-FAILING=(bash -c 'echo 1 >/proc/self/make-it-fail && exec "$@"' failing)
+# froot DIR: a root file system on tmpfs with rping, bash, the kiwi
+# provider and what they load (libgcc_s: pthread_exit's dlopen). The
+# failslab round runs rping there, failing from its exec on: failing the
+# allocations of the VM's own root file system (9p under overlayfs)
+# instead leaves it answering EINVAL to every later open, for every
+# process (p9_client_clunk and p9_tag_alloc failed): outside kiwi, and the
+# end of the test run. tmpfs fails cleanly.
+froot() {
+	local r=$1 f prov
+	prov=$(ls /usr/lib/*/libibverbs/libkiwi-rdmav*.so | head -n1)
+	mkdir -p "$r"/usr/bin "$r"/usr/lib "$r"/usr/lib64 "$r"/dev "$r"/sys "$r"/proc "$r"/tmp &&
+	ln -s usr/bin "$r"/bin && ln -s usr/lib "$r"/lib && ln -s usr/lib64 "$r"/lib64 || return 1
+	for f in "$(command -v rping)" "$(command -v bash)" "$prov" /etc/ld.so.cache \
+		 /etc/libibverbs.d/kiwi.driver /usr/lib/*/libgcc_s.so.1 \
+		 $(ldd "$(command -v rping)" "$(command -v bash)" "$prov" |
+		   awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $1 !~ /:$/ { print $1 }' | sort -u); do
+		mkdir -p "$(dirname "$r$f")" && cp -L "$f" "$r$f" || return 1
+	done
+}
+check "a root on tmpfs for the failslab round" froot "$out/froot"
+# A command run in that root, in a mount namespace of its own (/dev, /sys
+# and /proc bound in), whose tasks the task filter lets fail.
+FAILING=(unshare -m bash -c 'r=$0
+	mount --rbind /dev "$r/dev" && mount --rbind /sys "$r/sys" &&
+	mount -t proc proc "$r/proc" &&
+	exec chroot "$r" /bin/bash -c "echo 1 >/proc/self/make-it-fail && exec \"\$@\"" failing "$@"' \
+	"$out/froot")
+check "rping -V runs from a root on tmpfs (nothing failing yet)" \
+	pair froot 7500 kiwiB "${FAILING[@]}" rping -s -a 192.0.2.2 -p 7500 -V -C 3 -S 2000 -- \
+		kiwiA "${FAILING[@]}" rping -c -a 192.0.2.2 -p 7500 -V -C 3 -S 2000
 kfail_rounds() {
 	local r bad=0
 	kfail 2
@@ -236,8 +266,10 @@ kfail_rounds() {
 			"${FAILING[@]}" rping -c -a 192.0.2.2 -p 7500 -V -C 3 -S 2000 || bad=1
 		settled || { echo "# failslab round $r left resources behind"; bad=1; }
 	done
-	echo "# failslab failed $((100000 - $(cat /sys/kernel/debug/failslab/times))) allocations, fail_page_alloc $((100000 - $(cat /sys/kernel/debug/fail_page_alloc/times)))"
+	local slab=$((100000 - $(cat /sys/kernel/debug/failslab/times)))
+	echo "# failslab failed $slab allocations, fail_page_alloc $((100000 - $(cat /sys/kernel/debug/fail_page_alloc/times)))"
 	kfail 0
+	[ "$slab" -gt 0 ] || { echo "# no allocation was failed"; bad=1; }
 	[ "$bad" = 0 ]
 }
 check "failslab and fail_page_alloc (2 %) on rping's tasks: every run ends, nothing left behind" \
