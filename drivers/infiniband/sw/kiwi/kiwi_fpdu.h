@@ -82,6 +82,10 @@ enum kiwi_rx_state {
  * @have_rqe: @rqe is taken from the receive queue
  * @tmem: memory object of the current tagged segment, referenced
  * @to: where in it the next payload byte goes
+ * @write_bytes: RDMA Write payload received since the last message on
+ *	queue 0: the byte count of a Write with Immediate's completion
+ * @imm_pending: RFC 7306 Immediate Data for the next Send came in
+ * @imm_data: its 32 bits (kiwi_imm)
  *
  * kiwi_fpdu.c keeps @state to @mo but for @hold; the rest belongs to the
  * functions the user supplies.
@@ -110,6 +114,9 @@ struct kiwi_rx {
 	bool have_rqe;
 	struct kiwi_mem *tmem;
 	u64 to;
+	u32 write_bytes;
+	bool imm_pending;
+	u32 imm_data;
 };
 
 /**
