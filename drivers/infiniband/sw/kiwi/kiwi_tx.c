@@ -981,6 +981,7 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	o = &tx->orq[tx->orq_tail % KIWI_MAX_ORD];
 	o->slot = tx->next;
+	o->atomic = false;	/* the slot may have held an atomic */
 	o->sink_stag = rr.sink_stag;
 	o->sink_to = rr.sink_to;
 	o->len = rr.size;
