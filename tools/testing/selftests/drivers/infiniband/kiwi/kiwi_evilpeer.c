@@ -899,11 +899,12 @@ static unsigned int small_msg(struct peer *p, u8 *u, u8 opcode, bool to_rw)
 	return tagged(u, opcode, p->rw.stag, p->rw.addr, "data", 4);
 }
 
+/* 1100b: RFC 7306 took 8 to 11, 12 to 15 are still reserved. */
 static void c_opcode_unknown(struct peer *p)
 {
 	u8 u[64];
 
-	send_bad(p, u, small_msg(p, u, 8, false));
+	send_bad(p, u, small_msg(p, u, 12, false));
 }
 
 /* A Send opcode with the T flag: Fig. 4 says untagged. */
@@ -1348,7 +1349,7 @@ static void c_term_stream(struct peer *p)
 	p->want_len = sizeof(want);
 	send_big_read(p);
 	sleep(1);	/* the response is under way, held by our window */
-	send_bad(p, u, small_msg(p, u, 8, false));
+	send_bad(p, u, small_msg(p, u, 12, false));
 	collect(p, UNTIL_CLOSE, want, &to);
 	snprintf(p->detail + strlen(p->detail),
 		 sizeof(p->detail) - strlen(p->detail),
@@ -1432,7 +1433,7 @@ static const struct evil_case cases[] = {
 	RDMA("crc-write", c_crc_write, "1 KiB Write, a payload bit flipped after the CRC"),
 	RDMA("crc-write-split", c_crc_write_split, "the same, 16000 bytes in three pieces"),
 	RDMA("crc-split", c_crc_split, "valid 16000-byte Writes in three pieces, read back"),
-	RDMA("opcode-unknown", c_opcode_unknown, "RDMAP opcode 8"),
+	RDMA("opcode-unknown", c_opcode_unknown, "RDMAP opcode 12"),
 	RDMA("opcode-tflag", c_opcode_tflag, "Send opcode with the T flag"),
 	RDMA("rdmap-version", c_rdmap_version, "RDMAP version 2"),
 	RDMA("ddp-version", c_ddp_version, "untagged DDP version 2"),

@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RFC 7306 atomics and immediate data between two kiwi devices
+# (kiwi_atomic): FetchAdd and CmpSwap with the values checked, with
+# ibv_post_send and the ibv_wr_* builders; RDMA Write and Send with
+# Immediate, checked where they arrive; FetchAdds on the same 8 bytes
+# from several QPs at once that sum exactly; and misused atomics, each
+# answered with the Terminate this script finds in the kernel log, the
+# atomic completing with the verbs' status at the requester.
+source "$(dirname "$0")/lib.sh"
+tap_begin "RFC 7306 atomics and immediate data, kiwi to kiwi"
+P=$KIWI_TESTDIR/kiwi_atomic
+rc=0
+
+check "two hosts with a kiwi device each" kiwi_two_devs
+log_mark=$(dmesg | wc -l)
+tap_pair atomic 7610 kiwiB "$P" server 192.0.2.2 7610 -- \
+	kiwiA "$P" client 192.0.2.2 7610 || rc=1
+log=$(dmesg | tail -n +"$((log_mark + 1))")
+# The responder (kiwi1) sends, the requester (kiwi0) hears: each code once
+# per misuse. Codes: RDMAP Remote Operation / Unspecified (not aligned),
+# Remote Protection / Access rights, Invalid STag, Base or bounds.
+for tc in 02ff0000 01020000 01000000 01010000; do
+	check "Terminate $tc sent by the responder and received by the requester" \
+		eval 'grep -q "sending Terminate $tc (opcode 10, ULPDU 70)" <<<"$log" &&
+		      grep -q "peer sent Terminate $tc" <<<"$log"'
+done
+for d in kiwi0 kiwi1; do
+	check "nothing left on $d (qp cq mr pd cm_id)" \
+		wait_for 20 eval "kiwi_no_leftovers atomic $d qp cq mr pd cm_id >/dev/null"
+done
+kiwi_two_devs_del
+[ $rc -eq 0 ] || not_ok "kiwi_atomic reported failures"
+tap_end
