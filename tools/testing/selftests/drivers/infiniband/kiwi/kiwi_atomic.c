@@ -5,6 +5,7 @@
  *
  *   kiwi_atomic server ADDR PORT
  *   kiwi_atomic client ADDR PORT
+ *   kiwi_atomic noext ADDR PORT
  *
  * The server exports one buffer to every connection: its first page
  * (remote atomic granted) through one MR, the next page through a second
@@ -22,6 +23,14 @@
  * BAD_*: one misused atomic, which the server answers with a Terminate:
  * the atomic completes with the verbs' status, the QP goes to ERR. A
  * local buffer of other than 8 bytes is refused when posted.
+ *
+ * noext: the server runs on a device without RFC 7306 (siw): a FetchAdd
+ * sent to it, and an RDMA Write with Immediate, each end the connection
+ * with the peer's Terminate: the QP in ERR, QP_FATAL. siw's Terminate
+ * has the Layer and EType nibbles and the M, D, R bits in the wrong
+ * order (C bitfields), so it names no request kiwi could match: the
+ * FetchAdd is flushed (IBV_WC_WR_FLUSH_ERR) rather than failed with
+ * IBV_WC_REM_INV_REQ_ERR, which a conformant peer's Terminate gives.
  */
 #include <endian.h>
 #include <errno.h>
@@ -53,11 +62,13 @@
 #define ACCESS		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ)
 
-enum mode { DATA, SUM, BAD_ALIGN, BAD_ACCESS, BAD_STAG, BAD_BOUNDS, END };
+enum mode {
+	DATA, SUM, BAD_ALIGN, BAD_ACCESS, BAD_STAG, BAD_BOUNDS, PEER, END,
+};
 
 static const char *const mode_name[] = {
 	"DATA", "SUM", "BAD_ALIGN", "BAD_ACCESS", "BAD_STAG", "BAD_BOUNDS",
-	"END",
+	"PEER", "END",
 };
 
 /* The server's answer in the accept's private data. */
@@ -228,7 +239,7 @@ static int server(const char *addr, const char *port)
 		}
 	}
 	sum = *(volatile uint64_t *)(sbuf + SUM_OFF);
-	check(sum == (uint64_t)CONNS * PER_CONN,
+	check(total < CONNS || sum == (uint64_t)CONNS * PER_CONN,
 	      "server: the shared counter is %llu after %d x %d FetchAdds of 1",
 	      (unsigned long long)sum, CONNS, PER_CONN);
 	note("server: %d connections served", total);
@@ -559,7 +570,47 @@ static void client_bad(struct rdma_event_channel *ch, const char *addr,
 	cconn_close(ch, &c);
 }
 
-static int client(const char *addr, const char *port)
+/* A peer without RFC 7306: what the verbs see of its Terminates. */
+static void client_noext(struct rdma_event_channel *ch, const char *addr,
+			 const char *port)
+{
+	struct ibv_async_event ev;
+	struct cconn c;
+	struct ibv_wc wc;
+	bool got;
+	int n;
+
+	cconn_open(ch, addr, port, PEER, &c);
+	check(!post_atomic(&c, 7, IBV_WR_ATOMIC_FETCH_AND_ADD,
+			   c.in.addr + FA_OFF, c.in.rkey, 1, 0, 8, 8),
+	      "noext: a FetchAdd posted");
+	n = kp_poll(c.p.scq, &wc, 1, 10000);
+	check(n == 1 && wc.wr_id == 7 && wc.status == IBV_WC_WR_FLUSH_ERR,
+	      "noext: it completes flushed, %s (got %s)",
+	      ibv_wc_status_str(IBV_WC_WR_FLUSH_ERR),
+	      n == 1 ? ibv_wc_status_str(wc.status) : "nothing");
+	check(kp_wait_state(c.p.qp, IBV_QPS_ERR, 5000) == IBV_QPS_ERR,
+	      "noext: after the FetchAdd the QP is in ERR");
+	got = kp_async(c.p.ctx, &ev, 5000);
+	check(got && ev.event_type == IBV_EVENT_QP_FATAL,
+	      "noext: async event QP_FATAL (got %s)",
+	      got ? ibv_event_type_str(ev.event_type) : "none");
+	cconn_close(ch, &c);
+
+	cconn_open(ch, addr, port, PEER, &c);
+	check(!post_imm(&c, 8, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 4096, 64,
+			W_OFF, 1),
+	      "noext: an RDMA Write with Immediate posted");
+	check(kp_wait_state(c.p.qp, IBV_QPS_ERR, 10000) == IBV_QPS_ERR,
+	      "noext: after the Write with Immediate the QP is in ERR");
+	got = kp_async(c.p.ctx, &ev, 5000);
+	check(got && ev.event_type == IBV_EVENT_QP_FATAL,
+	      "noext: async event QP_FATAL (got %s)",
+	      got ? ibv_event_type_str(ev.event_type) : "none");
+	cconn_close(ch, &c);
+}
+
+static int client(const char *addr, const char *port, bool noext)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	enum mode end = END;
@@ -567,10 +618,14 @@ static int client(const char *addr, const char *port)
 	struct rdma_conn_param cp = kc_param(1, 1, &end, sizeof(end));
 	enum mode m;
 
-	client_data(ch, addr, port);
-	client_sum(ch, addr, port);
-	for (m = BAD_ALIGN; m <= BAD_BOUNDS; m++)
-		client_bad(ch, addr, port, m);
+	if (noext) {
+		client_noext(ch, addr, port);
+	} else {
+		client_data(ch, addr, port);
+		client_sum(ch, addr, port);
+		for (m = BAD_ALIGN; m <= BAD_BOUNDS; m++)
+			client_bad(ch, addr, port, m);
+	}
 	/* tell the server to finish: it rejects this one */
 	id = kc_resolve_or_die(ch, addr, port);
 	{
@@ -594,7 +649,9 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return server(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "client"))
-		return client(argv[2], argv[3]);
-	fprintf(stderr, "usage: %s server|client ADDR PORT\n", argv[0]);
+		return client(argv[2], argv[3], false);
+	if (argc == 4 && !strcmp(argv[1], "noext"))
+		return client(argv[2], argv[3], true);
+	fprintf(stderr, "usage: %s server|client|noext ADDR PORT\n", argv[0]);
 	return 2;
 }
