@@ -886,8 +886,12 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		/* The original value lands in one 8-byte SGE. */
-		if (wr->num_sge != 1 || (wr->send_flags & IB_SEND_INLINE))
+		/*
+		 * The original value lands in one 8-byte SGE: refused here,
+		 * as kiwi_sqe_check() would only fail the QP at transmit.
+		 */
+		if (wr->num_sge != 1 || (wr->send_flags & IB_SEND_INLINE) ||
+		    wr->sg_list[0].length != sizeof(u64))
 			return -EINVAL;
 		sqe->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
 			      KIWI_WR_ATOMIC_CMP_SWP : KIWI_WR_ATOMIC_FETCH_ADD;
