@@ -944,6 +944,50 @@ static int kiwi_tx_load(struct kiwi_qp *qp, u8 *status)
 	return 0;
 }
 
+/*
+ * Send a request on QN 1 that a response will answer (an RDMA Read
+ * Request, an RFC 7306 Atomic Request), its RDMAP header @rdmap of @len
+ * bytes built, and queue @e, filled in but for its slot, on the ORQ for
+ * that response: as the current entry's.
+ */
+static int kiwi_tx_orq_req(struct kiwi_qp *qp, u8 opcode, u8 *rdmap,
+			   unsigned int len, const struct kiwi_orq_entry *e)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_tx_msg m = {
+		.opcode = opcode,
+		.qn = KIWI_QN_READ_REQ,
+		.msn = tx->msn[KIWI_QN_READ_REQ] + 1,
+		.rdmap_hdr = rdmap,
+		.rdmap_len = len,
+		.inline_data = rdmap,	/* no payload */
+	};
+	struct kiwi_orq_entry *o;
+	unsigned long flags;
+	u32 sent = 0;
+	int ret;
+
+	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, 0))
+		return -EAGAIN;
+	/*
+	 * The response may be in before kernel_sendmsg() returns: the entry
+	 * must be on the ORQ, and counted as transmitted, before the request
+	 * goes out, or its completion would wait for a later one.
+	 */
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	o = &tx->orq[tx->orq_tail % KIWI_MAX_ORD];
+	*o = *e;	/* all of it: the slot may have held an atomic */
+	o->slot = tx->next;
+	tx->orq_tail++;
+	tx->next++;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+
+	ret = kiwi_tx_message(qp, &m, &sent);
+	if (!ret)
+		tx->msn[KIWI_QN_READ_REQ]++;
+	return ret;
+}
+
 /* Send the current RDMA Read's request and queue it on the ORQ. */
 static int kiwi_tx_read_req(struct kiwi_qp *qp)
 {
@@ -956,46 +1000,17 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 		.src_stag = c->rkey,
 		.src_to = c->raddr,
 	};
-	u8 rdmap[KIWI_READ_REQ_LEN];
-	struct kiwi_tx_msg m = {
-		.opcode = KIWI_OP_READ_REQ,
-		.qn = KIWI_QN_READ_REQ,
-		.msn = tx->msn[KIWI_QN_READ_REQ] + 1,
-		.rdmap_hdr = rdmap,
-		.rdmap_len = sizeof(rdmap),
-		.inline_data = rdmap,	/* no payload */
+	struct kiwi_orq_entry e = {
+		.sink_stag = rr.sink_stag,
+		.sink_to = rr.sink_to,
+		.len = rr.size,
+		.invalidate = c->opcode == KIWI_WR_READ_INV,
+		.inv_stag = c->inv_stag,
 	};
-	struct kiwi_orq_entry *o;
-	unsigned long flags;
-	u32 sent = 0;
-	int ret;
+	u8 rdmap[KIWI_READ_REQ_LEN];
 
-	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, 0))
-		return -EAGAIN;
 	kiwi_read_req_build(rdmap, &rr);
-	/*
-	 * The response may be in before kernel_sendmsg() returns: the entry
-	 * must be on the ORQ, and counted as transmitted, before the request
-	 * goes out, or its completion would wait for a later one.
-	 */
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	o = &tx->orq[tx->orq_tail % KIWI_MAX_ORD];
-	o->slot = tx->next;
-	o->atomic = false;	/* the slot may have held an atomic */
-	o->sink_stag = rr.sink_stag;
-	o->sink_to = rr.sink_to;
-	o->len = rr.size;
-	o->got = 0;
-	o->invalidate = c->opcode == KIWI_WR_READ_INV;
-	o->inv_stag = c->inv_stag;
-	tx->orq_tail++;
-	tx->next++;
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-
-	ret = kiwi_tx_message(qp, &m, &sent);
-	if (!ret)
-		tx->msn[KIWI_QN_READ_REQ]++;
-	return ret;
+	return kiwi_tx_orq_req(qp, KIWI_OP_READ_REQ, rdmap, sizeof(rdmap), &e);
 }
 
 /*
@@ -1014,19 +1029,14 @@ static int kiwi_tx_atomic_req(struct kiwi_qp *qp)
 		.stag = c->rkey,
 		.to = c->raddr,
 	};
-	u8 rdmap[KIWI_ATOMIC_REQ_LEN];
-	struct kiwi_tx_msg m = {
-		.opcode = KIWI_OP_ATOMIC_REQ,
-		.qn = KIWI_QN_READ_REQ,
+	struct kiwi_orq_entry e = {
+		.atomic = true,
 		.msn = msn,
-		.rdmap_hdr = rdmap,
-		.rdmap_len = sizeof(rdmap),
-		.inline_data = rdmap,	/* no payload */
+		.sink_stag = c->atomic_sge.lkey,
+		.sink_to = c->atomic_sge.addr,
+		.len = sizeof(u64),
 	};
-	struct kiwi_orq_entry *o;
-	unsigned long flags;
-	u32 sent = 0;
-	int ret;
+	u8 rdmap[KIWI_ATOMIC_REQ_LEN];
 
 	if (c->opcode == KIWI_WR_ATOMIC_CMP_SWP) {
 		ar.code = KIWI_ATOMIC_CMP_SWAP;
@@ -1038,28 +1048,9 @@ static int kiwi_tx_atomic_req(struct kiwi_qp *qp)
 		ar.code = KIWI_ATOMIC_FETCH_ADD;
 		ar.add_swap = c->compare_add;
 	}
-	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, 0))
-		return -EAGAIN;
 	kiwi_atomic_req_build(rdmap, &ar);
-	/* On the ORQ before it goes out, as for a Read (kiwi_tx_read_req). */
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	o = &tx->orq[tx->orq_tail % KIWI_MAX_ORD];
-	*o = (struct kiwi_orq_entry){
-		.slot = tx->next,
-		.atomic = true,
-		.msn = msn,
-		.sink_stag = c->atomic_sge.lkey,
-		.sink_to = c->atomic_sge.addr,
-		.len = sizeof(u64),
-	};
-	tx->orq_tail++;
-	tx->next++;
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-
-	ret = kiwi_tx_message(qp, &m, &sent);
-	if (!ret)
-		tx->msn[KIWI_QN_READ_REQ]++;
-	return ret;
+	return kiwi_tx_orq_req(qp, KIWI_OP_ATOMIC_REQ, rdmap, sizeof(rdmap),
+			       &e);
 }
 
 /*
