@@ -37,9 +37,12 @@ enum kiwi_sqe_verdict kiwi_sqe_check(const struct kiwi_sqe *c, bool user,
 		break;
 	case KIWI_WR_ATOMIC_CMP_SWP:
 	case KIWI_WR_ATOMIC_FETCH_ADD:
-		/* One local SGE of exactly the 8 bytes, never inline. */
+		/*
+		 * One local SGE of exactly the 8 bytes, never inline, and
+		 * only on a QP that has room for an SGE.
+		 */
 		if (c->flags & KIWI_WQE_INLINE || c->num_sge != 1 ||
-		    c->atomic_sge.length != 8)
+		    c->num_sge > max_sge || c->atomic_sge.length != 8)
 			return KIWI_SQE_BAD_LEN;
 		return KIWI_SQE_OK;
 	case KIWI_WR_RDMA_READ:

@@ -31,8 +31,9 @@ enum kiwi_sqe_verdict {
  *
  * Fast-register and Read with Invalidate come from kernel consumers only;
  * a Read has at most one (sink) SGE and no inline data; an atomic exactly
- * one SGE of 8 bytes (else KIWI_SQE_BAD_LEN). Entries without
- * payload (fast-register, local invalidate, bind) pass on their opcode.
+ * one SGE of 8 bytes (else KIWI_SQE_BAD_LEN, also when @max_sge is 0).
+ * Entries without payload (fast-register, local invalidate, bind) pass on
+ * their opcode.
  *
  * Return: KIWI_SQE_OK, KIWI_SQE_BAD_OP or KIWI_SQE_BAD_LEN. With
  * KIWI_SQE_OK an inline entry's data is in @c->sge, and @c->num_sge of
