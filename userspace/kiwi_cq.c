@@ -183,6 +183,10 @@ int kiwi_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 			wc[i].wc_flags |= IBV_WC_WITH_INV;
 			wc[i].invalidated_rkey = cqe->inval_stag;
 		}
+		if (flags & KIWI_CQE_WITH_IMM) {
+			wc[i].wc_flags |= IBV_WC_WITH_IMM;
+			wc[i].imm_data = (__be32)cqe->imm_data;
+		}
 		/* Give the slot back to the kernel after reading it. */
 		__atomic_store_n(&cqe->flags, 0, __ATOMIC_RELEASE);
 		cq->get++;
@@ -299,15 +303,17 @@ static uint32_t kiwi_read_byte_len(struct ibv_cq_ex *ibcq)
 }
 
 /*
- * No immediate data on kiwi: the field carries the STag a Send with
- * Invalidate invalidated, which ibv_wc_read_invalidated_rkey() takes as
- * it is, in host order (rdma-core's providers do the same).
+ * The immediate data (RFC 7306), as the sender gave it; or the STag a
+ * Send with Invalidate invalidated, which ibv_wc_read_invalidated_rkey()
+ * reads here too and takes as it is, in host order (rdma-core's
+ * providers do the same). One field holds either.
  */
 static __be32 kiwi_read_imm_data(struct ibv_cq_ex *ibcq)
 {
 	const struct kiwi_cqe *cqe = ex_to_ucq(ibcq)->cur;
 
-	return cqe->flags & KIWI_CQE_INVALIDATED ? (__be32)cqe->inval_stag : 0;
+	return cqe->flags & (KIWI_CQE_INVALIDATED | KIWI_CQE_WITH_IMM) ?
+	       (__be32)cqe->inval_stag : 0;
 }
 
 static uint32_t kiwi_read_qp_num(struct ibv_cq_ex *ibcq)
@@ -317,8 +323,10 @@ static uint32_t kiwi_read_qp_num(struct ibv_cq_ex *ibcq)
 
 static unsigned int kiwi_read_wc_flags(struct ibv_cq_ex *ibcq)
 {
-	return ex_to_ucq(ibcq)->cur->flags & KIWI_CQE_INVALIDATED ?
-	       IBV_WC_WITH_INV : 0;
+	uint8_t flags = ex_to_ucq(ibcq)->cur->flags;
+
+	return (flags & KIWI_CQE_INVALIDATED ? IBV_WC_WITH_INV : 0) |
+	       (flags & KIWI_CQE_WITH_IMM ? IBV_WC_WITH_IMM : 0);
 }
 
 /* Datagram and IB link fields: 0, as ibv_poll_cq() reports them. */

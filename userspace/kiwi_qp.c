@@ -225,6 +225,31 @@ static int kiwi_fill_sqe(struct kiwi_uqp *qp, struct ibv_send_wr *wr,
 	case IBV_WR_SEND:
 		sqe->opcode = KIWI_WR_SEND;
 		break;
+	case IBV_WR_SEND_WITH_IMM:
+		sqe->opcode = KIWI_WR_SEND_IMM;
+		sqe->imm_data = (uint32_t)wr->imm_data;
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		sqe->opcode = KIWI_WR_WRITE_IMM;
+		sqe->imm_data = (uint32_t)wr->imm_data;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* RFC 7306: the original value lands in one 8-byte SGE. */
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+		    (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		sqe->opcode = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+			      KIWI_WR_ATOMIC_CMP_SWP : KIWI_WR_ATOMIC_FETCH_ADD;
+		sqe->raddr = wr->wr.atomic.remote_addr;
+		sqe->rkey = wr->wr.atomic.rkey;
+		sqe->atomic_sge.addr = wr->sg_list[0].addr;
+		sqe->atomic_sge.length = 8;
+		sqe->atomic_sge.lkey = wr->sg_list[0].lkey;
+		sqe->num_sge = 1;
+		sqe->compare_add = wr->wr.atomic.compare_add;
+		sqe->swap = wr->wr.atomic.swap;
+		goto done;
 	case IBV_WR_SEND_WITH_INV:
 		sqe->opcode = KIWI_WR_SEND_INV;
 		sqe->rkey = wr->invalidate_rkey;
@@ -236,7 +261,8 @@ static int kiwi_fill_sqe(struct kiwi_uqp *qp, struct ibv_send_wr *wr,
 	default:
 		return EINVAL;
 	}
-	if (wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ) {
+	if (wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ ||
+	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
 		sqe->raddr = wr->wr.rdma.remote_addr;
 		sqe->rkey = wr->wr.rdma.rkey;
 	}

@@ -105,6 +105,52 @@ static void kiwi_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 	kiwi_wr_rdma(qpx, KIWI_WR_RDMA_READ, rkey, remote_addr);
 }
 
+static void kiwi_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+				   uint64_t remote_addr, __be32 imm)
+{
+	kiwi_wr_rdma(qpx, KIWI_WR_WRITE_IMM, rkey, remote_addr);
+	if (ex_to_uqp(qpx)->wr_cur)
+		ex_to_uqp(qpx)->wr_cur->imm_data = (uint32_t)imm;
+}
+
+static void kiwi_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	struct kiwi_sqe *sqe = kiwi_wr_new(qpx, KIWI_WR_SEND_IMM);
+
+	if (sqe)
+		sqe->imm_data = (uint32_t)imm;
+}
+
+/* RFC 7306 atomics: the local 8 bytes come with ibv_wr_set_sge(). */
+static void kiwi_wr_atomic(struct ibv_qp_ex *qpx, uint8_t opcode,
+			   uint32_t rkey, uint64_t remote_addr,
+			   uint64_t compare_add, uint64_t swap)
+{
+	struct kiwi_sqe *sqe = kiwi_wr_new(qpx, opcode);
+
+	if (sqe) {
+		sqe->rkey = rkey;
+		sqe->raddr = remote_addr;
+		sqe->compare_add = compare_add;
+		sqe->swap = swap;
+	}
+}
+
+static void kiwi_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+				   uint64_t remote_addr, uint64_t compare,
+				   uint64_t swap)
+{
+	kiwi_wr_atomic(qpx, KIWI_WR_ATOMIC_CMP_SWP, rkey, remote_addr,
+		       compare, swap);
+}
+
+static void kiwi_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				     uint64_t remote_addr, uint64_t add)
+{
+	kiwi_wr_atomic(qpx, KIWI_WR_ATOMIC_FETCH_ADD, rkey, remote_addr,
+		       add, 0);
+}
+
 static void kiwi_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	struct kiwi_sqe *sqe = kiwi_wr_new(qpx, KIWI_WR_LOCAL_INV);
@@ -154,9 +200,15 @@ static void kiwi_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 
 	if (!sqe)
 		return;
-	/* An RDMA Read has one sink (max_sge_rd). */
+	/*
+	 * An RDMA Read has one sink (max_sge_rd); an atomic one 8-byte
+	 * buffer, and its operands lie over the SGEs after it.
+	 */
 	if (num_sge > qp->max_send_sge ||
-	    (sqe->opcode == KIWI_WR_RDMA_READ && num_sge > 1)) {
+	    (sqe->opcode == KIWI_WR_RDMA_READ && num_sge > 1) ||
+	    ((sqe->opcode == KIWI_WR_ATOMIC_CMP_SWP ||
+	      sqe->opcode == KIWI_WR_ATOMIC_FETCH_ADD) &&
+	     (num_sge != 1 || sg_list[0].length != 8))) {
 		kiwi_wr_fail(qp, EINVAL);
 		return;
 	}
@@ -188,7 +240,9 @@ static void kiwi_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 	if (!sqe)
 		return;
 	/* Inline data is for Sends and RDMA Writes only. */
-	if (sqe->opcode == KIWI_WR_RDMA_READ) {
+	if (sqe->opcode == KIWI_WR_RDMA_READ ||
+	    sqe->opcode == KIWI_WR_ATOMIC_CMP_SWP ||
+	    sqe->opcode == KIWI_WR_ATOMIC_FETCH_ADD) {
 		kiwi_wr_fail(qp, EINVAL);
 		return;
 	}
@@ -281,29 +335,6 @@ static void kiwi_wr_abort(struct ibv_qp_ex *qpx)
  * Operations kiwi does not offer (create_qp_ex refuses to be asked for
  * them): a call fails the batch rather than crash the program.
  */
-static void kiwi_wr_no_atomic(struct ibv_qp_ex *qpx, uint32_t rkey,
-			      uint64_t remote_addr, uint64_t a, uint64_t b)
-{
-	kiwi_wr_fail(ex_to_uqp(qpx), EOPNOTSUPP);
-}
-
-static void kiwi_wr_no_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
-				 uint64_t remote_addr, uint64_t add)
-{
-	kiwi_wr_fail(ex_to_uqp(qpx), EOPNOTSUPP);
-}
-
-static void kiwi_wr_no_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
-				 uint64_t remote_addr, __be32 imm)
-{
-	kiwi_wr_fail(ex_to_uqp(qpx), EOPNOTSUPP);
-}
-
-static void kiwi_wr_no_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
-{
-	kiwi_wr_fail(ex_to_uqp(qpx), EOPNOTSUPP);
-}
-
 static void kiwi_wr_no_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz,
 			   uint16_t mss)
 {
@@ -344,10 +375,10 @@ void kiwi_wr_ops_init(struct kiwi_uqp *qp)
 	x->wr_set_sge_list = kiwi_wr_set_sge_list;
 	x->wr_set_inline_data = kiwi_wr_set_inline_data;
 	x->wr_set_inline_data_list = kiwi_wr_set_inline_data_list;
-	x->wr_atomic_cmp_swp = kiwi_wr_no_atomic;
-	x->wr_atomic_fetch_add = kiwi_wr_no_fetch_add;
-	x->wr_rdma_write_imm = kiwi_wr_no_write_imm;
-	x->wr_send_imm = kiwi_wr_no_send_imm;
+	x->wr_atomic_cmp_swp = kiwi_wr_atomic_cmp_swp;
+	x->wr_atomic_fetch_add = kiwi_wr_atomic_fetch_add;
+	x->wr_rdma_write_imm = kiwi_wr_rdma_write_imm;
+	x->wr_send_imm = kiwi_wr_send_imm;
 	x->wr_send_tso = kiwi_wr_no_tso;
 	x->wr_set_ud_addr = kiwi_wr_no_ud_addr;
 	x->wr_set_xrc_srqn = kiwi_wr_no_xrc_srqn;

@@ -128,7 +128,11 @@ int kiwi_post_rqes(pthread_spinlock_t *lock, struct kiwi_rqe *ring,
 /* kiwi_wr.c */
 #define KIWI_SEND_OPS	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND | \
 			 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_LOCAL_INV | \
-			 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV)
+			 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV | \
+			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			 IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 void kiwi_wr_ops_init(struct kiwi_uqp *qp);
 
 /* kiwi_srq.c */

@@ -9,9 +9,11 @@
  */
 #include "fuzz_common.h"
 
-static const u8 fig4_qn[KIWI_OP_TERMINATE + 1] = {
+static const u8 fig4_qn[KIWI_OP_MAX + 1] = {
 	[KIWI_OP_READ_REQ] = KIWI_QN_READ_REQ,
 	[KIWI_OP_TERMINATE] = KIWI_QN_TERMINATE,
+	[KIWI_OP_ATOMIC_REQ] = KIWI_QN_READ_REQ,	/* RFC 7306 */
+	[KIWI_OP_ATOMIC_RESP] = KIWI_QN_ATOMIC_RESP,
 };
 
 static bool is_ddp_parse_code(u32 r)
@@ -85,8 +87,11 @@ static void check_terminate(const u8 *p, size_t len)
 
 static void check_ulpdu(const u8 *u, size_t len)
 {
-	u8 b[KIWI_UNTAGGED_HDR_LEN], rr_out[KIWI_READ_REQ_LEN];
+	u8 b[KIWI_UNTAGGED_HDR_LEN], rr_out[KIWI_ATOMIC_REQ_LEN];
+	struct kiwi_atomic_resp aresp;
+	struct kiwi_atomic_req areq;
 	struct kiwi_read_req rr;
+	struct kiwi_imm imm;
 	struct kiwi_ddp_hdr h;
 	unsigned int op;
 	bool inv;
@@ -103,7 +108,7 @@ static void check_ulpdu(const u8 *u, size_t len)
 
 	op = h.opcode;
 	inv = op == KIWI_OP_SEND_INV || op == KIWI_OP_SEND_SE_INV;
-	ASSERT(op <= KIWI_OP_TERMINATE);
+	ASSERT(op <= KIWI_OP_MAX);
 	ASSERT(h.tagged == (op == KIWI_OP_WRITE || op == KIWI_OP_READ_RESP));
 	ASSERT(h.hdr_len >= (h.tagged ? 14u : 18u));
 	ASSERT(inv || !h.inv_stag);
@@ -134,6 +139,29 @@ static void check_ulpdu(const u8 *u, size_t len)
 		ASSERT(len >= 22 && h.hdr_len == len && h.last);
 		check_terminate(u + KIWI_UNTAGGED_HDR_LEN,
 				len - KIWI_UNTAGGED_HDR_LEN);
+	} else if (op == KIWI_OP_ATOMIC_REQ) {
+		ASSERT(len == 70 && h.hdr_len == 70 && h.last);
+		r = kiwi_atomic_req_parse(u + KIWI_UNTAGGED_HDR_LEN, &areq);
+		ASSERT(!r || r == KIWI_TC_RDMAP_OP_UNSPEC);
+		ASSERT(!r == (areq.code == KIWI_ATOMIC_FETCH_ADD ||
+			      areq.code == KIWI_ATOMIC_CMP_SWAP));
+		kiwi_atomic_req_build(rr_out, &areq);
+		ASSERT(!memcmp(rr_out + 4, u + KIWI_UNTAGGED_HDR_LEN + 4,
+			       KIWI_ATOMIC_REQ_LEN - 4));
+		ASSERT(rr_out[3] == (u[KIWI_UNTAGGED_HDR_LEN + 3] & 0x0f));
+		(void)kiwi_atomic_apply(&areq, get_unaligned_be64(u + 2));
+	} else if (op == KIWI_OP_ATOMIC_RESP) {
+		ASSERT(len == 30 && h.hdr_len == 30 && h.last);
+		kiwi_atomic_resp_parse(u + KIWI_UNTAGGED_HDR_LEN, &aresp);
+		kiwi_atomic_resp_build(rr_out, &aresp);
+		ASSERT(!memcmp(rr_out, u + KIWI_UNTAGGED_HDR_LEN,
+			       KIWI_ATOMIC_RESP_LEN));
+	} else if (op == KIWI_OP_IMM || op == KIWI_OP_IMM_SE) {
+		ASSERT(len == 26 && h.hdr_len == 26 && h.last);
+		kiwi_imm_parse(u + KIWI_UNTAGGED_HDR_LEN, &imm);
+		kiwi_imm_build(rr_out, &imm);
+		ASSERT(!memcmp(rr_out, u + KIWI_UNTAGGED_HDR_LEN,
+			       KIWI_IMM_LEN));
 	} else {
 		ASSERT(h.hdr_len == (h.tagged ? 14u : 18u));
 	}

@@ -204,9 +204,11 @@ u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 	      h->opcode);
 
 	if (!h->tagged) {
-		/* Sends only, in sequence */
-		ASSERT(is_send(h->opcode));
+		/* Sends and Immediate Data only, in sequence */
+		ASSERT(is_send(h->opcode) || h->opcode == KIWI_OP_IMM ||
+		       h->opcode == KIWI_OP_IMM_SE);
 		ASSERT(h->qn == KIWI_QN_SEND);
+		ASSERT(is_send(h->opcode) || (!h->mo && !rx->mo && !seg));
 		ASSERT(h->msn == rx->msn[KIWI_QN_SEND] && h->mo == rx->mo);
 		if (model->have_rqe)
 			return 0;
@@ -396,6 +398,19 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 			return KIWI_TC_RDMAP_INV_STAG;
 		if (++model->read_reqs > cfg->ird)
 			return KIWI_TC_DDP_U_INV_MSN;
+		break;
+	case KIWI_OP_IMM:
+	case KIWI_OP_IMM_SE:
+		ASSERT(h->last && rx->ulpdu_len == h->hdr_len);
+		ASSERT(h->hdr_len == KIWI_UNTAGGED_HDR_LEN + KIWI_IMM_LEN);
+		model->have_rqe = false;
+		break;
+	case KIWI_OP_ATOMIC_REQ:
+	case KIWI_OP_ATOMIC_RESP:
+		ASSERT(h->last && rx->ulpdu_len == h->hdr_len);
+		ASSERT(rx->hdr_got == KIWI_MPA_LEN_SIZE + h->hdr_len);
+		ASSERT(h->qn == (h->opcode == KIWI_OP_ATOMIC_REQ ?
+				 KIWI_QN_READ_REQ : KIWI_QN_ATOMIC_RESP));
 		break;
 	case KIWI_OP_TERMINATE:
 		ASSERT(h->last && rx->ulpdu_len == h->hdr_len);

@@ -24,10 +24,16 @@ static void check_sqe(const struct kiwi_sqe *c, bool user, u32 max_sge,
 
 	ASSERT(v == KIWI_SQE_OK || v == KIWI_SQE_BAD_OP ||
 	       v == KIWI_SQE_BAD_LEN);
-	if (c->opcode > KIWI_WR_READ_INV)
+	if (c->opcode > KIWI_WR_SEND_IMM)
 		ASSERT(v == KIWI_SQE_BAD_OP);
 	if (v != KIWI_SQE_OK)
 		return;
+
+	/* An atomic's original value lands in one local SGE of 8 bytes. */
+	if (c->opcode == KIWI_WR_ATOMIC_CMP_SWP ||
+	    c->opcode == KIWI_WR_ATOMIC_FETCH_ADD)
+		ASSERT(c->num_sge == 1 && c->atomic_sge.length == 8 &&
+		       !(c->flags & KIWI_WQE_INLINE));
 
 	/* A user ring carries no kernel-only operation. */
 	if (user)

@@ -96,14 +96,21 @@ static size_t fpdu(u8 *out, const u8 *ulpdu, unsigned int len, bool good_crc)
 
 static void fpdu_seeds(void)
 {
-	static const u8 qn[] = { 0, 1, 0, 0, 0, 0, 0, 2 };
+	static const u8 qn[] = { 0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 1, 3 };
+	struct kiwi_atomic_req ar = {
+		.code = KIWI_ATOMIC_CMP_SWAP, .req_id = 1, .stag = 0x300,
+		.to = 0x4000, .add_swap = 5, .add_swap_mask = ~0ull,
+		.compare = 0, .compare_mask = ~0ull,
+	};
+	struct kiwi_atomic_resp aresp = { 1, 42 };
+	struct kiwi_imm imm = { 0x01020304, 0 };
 	struct kiwi_read_req rr = { 0x100, 0x2000, 4096, 0x300, 0x4000 };
 	struct kiwi_term t = { .code = KIWI_TC_RDMAP_INV_STAG };
 	u8 u[128], stream[4096];
 	size_t all = 0, n, len;
 	int op, i = 0;
 
-	for (op = 0; op <= KIWI_OP_TERMINATE; op++) {
+	for (op = 0; op <= KIWI_OP_MAX; op++) {
 		if (op == KIWI_OP_WRITE || op == KIWI_OP_READ_RESP) {
 			kiwi_ddp_build_tagged(u, op, true, 0x1234, 0x10);
 			memcpy(u + 14, "payload", 7);
@@ -126,6 +133,15 @@ static void fpdu_seeds(void)
 				t.ddp_hdr_len = 18;
 				t.rdmap_hdr = rreq + 18;
 				len += kiwi_term_build(u + 18, &t);
+			} else if (op == KIWI_OP_ATOMIC_REQ) {
+				kiwi_atomic_req_build(u + 18, &ar);
+				len += KIWI_ATOMIC_REQ_LEN;
+			} else if (op == KIWI_OP_ATOMIC_RESP) {
+				kiwi_atomic_resp_build(u + 18, &aresp);
+				len += KIWI_ATOMIC_RESP_LEN;
+			} else if (op == KIWI_OP_IMM || op == KIWI_OP_IMM_SE) {
+				kiwi_imm_build(u + 18, &imm);
+				len += KIWI_IMM_LEN;
 			} else {
 				memcpy(u + 18, "send", 4);
 				len += 4 + op;

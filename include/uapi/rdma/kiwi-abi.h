@@ -93,6 +93,11 @@ enum kiwi_wr_opcode {
 	KIWI_WR_READ_INV	= 7,	/* kernel consumers only: RDMA Read,
 					 * then invalidate inv_stag
 					 */
+	/* RFC 7306, see below */
+	KIWI_WR_ATOMIC_CMP_SWP	= 8,
+	KIWI_WR_ATOMIC_FETCH_ADD = 9,
+	KIWI_WR_WRITE_IMM	= 10,	/* RDMA Write with immediate data */
+	KIWI_WR_SEND_IMM	= 11,	/* Send with immediate data */
 };
 
 /*
@@ -105,6 +110,10 @@ enum kiwi_wr_opcode {
  * the window's length, sge[0].lkey the MR's lkey and sge[0].length the
  * window's IBV_ACCESS_* rights. A type 1 bind (flag KIWI_WQE_BIND_TYPE1)
  * of length 0 unbinds the window.
+ * Atomics (num_sge 1, never inline): raddr and rkey name the remote 8
+ * bytes, sge[0] the local 8 bytes the original value lands in, and
+ * compare_add and swap (over sge[1]) the operands as ibv_send_wr has them.
+ * With immediate data: imm_data, as the consumer gave it (big-endian).
  */
 struct kiwi_sqe {
 	__aligned_u64 id;
@@ -114,8 +123,18 @@ struct kiwi_sqe {
 	__u32 rkey;
 	__aligned_u64 raddr;
 	__u32 inline_len;
-	__u32 inv_stag;		/* KIWI_WR_READ_INV's local STag */
-	struct kiwi_sge sge[KIWI_MAX_SGE];
+	union {
+		__u32 inv_stag;	/* KIWI_WR_READ_INV's local STag */
+		__u32 imm_data;	/* KIWI_WR_WRITE_IMM, KIWI_WR_SEND_IMM */
+	};
+	union {
+		struct kiwi_sge sge[KIWI_MAX_SGE];
+		struct {
+			struct kiwi_sge atomic_sge;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+		};
+	};
 };
 
 /* Receive queue entry (128 bytes). */
@@ -133,6 +152,7 @@ enum kiwi_cqe_flags {
 	KIWI_CQE_VALID		= 1 << 0,
 	KIWI_CQE_SOLICITED	= 1 << 1,
 	KIWI_CQE_INVALIDATED	= 1 << 2,	/* inval_stag is valid */
+	KIWI_CQE_WITH_IMM	= 1 << 3,	/* imm_data is valid */
 };
 
 /* Completion queue entry (32 bytes). */
@@ -144,7 +164,10 @@ struct kiwi_cqe {
 	__u8 reserved;
 	__u32 bytes;
 	__u32 qp_num;
-	__u32 inval_stag;
+	union {
+		__u32 inval_stag;
+		__u32 imm_data;	/* big-endian, as the sender gave it */
+	};
 	__aligned_u64 reserved2;
 };
 

@@ -299,6 +299,10 @@ static const u8 op_qn[] = {
 	[KIWI_OP_SEND_SE] = KIWI_QN_SEND,
 	[KIWI_OP_SEND_SE_INV] = KIWI_QN_SEND,
 	[KIWI_OP_TERMINATE] = KIWI_QN_TERMINATE,
+	[KIWI_OP_IMM] = KIWI_QN_SEND,
+	[KIWI_OP_IMM_SE] = KIWI_QN_SEND,
+	[KIWI_OP_ATOMIC_REQ] = KIWI_QN_READ_REQ,
+	[KIWI_OP_ATOMIC_RESP] = KIWI_QN_ATOMIC_RESP,
 };
 
 static bool op_tagged(int op)
@@ -324,6 +328,18 @@ static size_t make_ulpdu(u8 *buf, int op, bool last)
 	if (op == KIWI_OP_TERMINATE)
 		return KIWI_UNTAGGED_HDR_LEN +
 		       kiwi_term_build(buf + KIWI_UNTAGGED_HDR_LEN, &t);
+	if (op == KIWI_OP_IMM || op == KIWI_OP_IMM_SE) {
+		memset(buf + KIWI_UNTAGGED_HDR_LEN, 0x11, KIWI_IMM_LEN);
+		return KIWI_UNTAGGED_HDR_LEN + KIWI_IMM_LEN;
+	}
+	if (op == KIWI_OP_ATOMIC_REQ) {
+		memset(buf + KIWI_UNTAGGED_HDR_LEN, 0, KIWI_ATOMIC_REQ_LEN);
+		return KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_REQ_LEN;
+	}
+	if (op == KIWI_OP_ATOMIC_RESP) {
+		memset(buf + KIWI_UNTAGGED_HDR_LEN, 0, KIWI_ATOMIC_RESP_LEN);
+		return KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_RESP_LEN;
+	}
 	return KIWI_UNTAGGED_HDR_LEN;
 }
 
@@ -553,11 +569,15 @@ static u32 expect_for_ctrl1(bool tagged, u8 c1)
 
 	if (c1 >> 6 != 1)
 		return KIWI_TC_RDMAP_INV_VERSION;
-	if (op > 7 || op_tagged(op) != tagged)
+	if (op > KIWI_OP_MAX || op_tagged(op) != tagged)
 		return KIWI_TC_RDMAP_UNEXP_OPCODE;
 	if (!tagged && op != KIWI_OP_SEND && op != KIWI_OP_SEND_SE &&
-	    op != KIWI_OP_SEND_INV && op != KIWI_OP_SEND_SE_INV)
+	    op != KIWI_OP_SEND_INV && op != KIWI_OP_SEND_SE_INV &&
+	    op != KIWI_OP_IMM && op != KIWI_OP_IMM_SE)
 		return KIWI_TC_DDP_U_INV_QN;	/* built with QN 0 below */
+	/* 18 bytes: too short for the Immediate Data */
+	if (op == KIWI_OP_IMM || op == KIWI_OP_IMM_SE)
+		return KIWI_TC_RDMAP_OP_UNSPEC;
 	return 0;
 }
 
@@ -653,8 +673,8 @@ static void t_err_unexpected_opcode(void)
 	u8 buf[18];
 	int op;
 
-	/* Reserved opcodes 1000b-1111b */
-	for (op = 8; op < 16; op++) {
+	/* Opcodes RFC 7306 left reserved: 1100b-1111b */
+	for (op = 12; op < 16; op++) {
 		kiwi_ddp_build_untagged(buf, op, true, 0, 0, 1, 0);
 		CHECK_EQ(kiwi_ddp_parse(buf, 18, &h),
 			 KIWI_TC_RDMAP_UNEXP_OPCODE);
@@ -671,8 +691,14 @@ static void t_err_unexpected_opcode(void)
 		CHECK_EQ(kiwi_ddp_parse(buf, 18, &h),
 			 KIWI_TC_RDMAP_UNEXP_OPCODE);
 	}
+	/* RFC 7306's opcodes are all untagged. */
+	for (op = KIWI_OP_IMM; op <= KIWI_OP_MAX; op++) {
+		kiwi_ddp_build_tagged(buf, op, true, 0, 0);
+		CHECK_EQ(kiwi_ddp_parse(buf, 14, &h),
+			 KIWI_TC_RDMAP_UNEXP_OPCODE);
+	}
 	/* Opcode comes before QN. */
-	kiwi_ddp_build_untagged(buf, 9, true, 0, 77, 1, 0);
+	kiwi_ddp_build_untagged(buf, 13, true, 0, 77, 1, 0);
 	CHECK_EQ(kiwi_ddp_parse(buf, 18, &h), KIWI_TC_RDMAP_UNEXP_OPCODE);
 	CHECK_EQ(KIWI_TC_RDMAP_UNEXP_OPCODE, 0x02060000);
 }
@@ -780,6 +806,189 @@ static void t_ddp_truncations(void)
 			free(p);
 		}
 	}
+}
+
+/* ---- RFC 7306: Immediate Data and atomics ---- */
+
+static void t_rfc7306_opcodes(void)
+{
+	/* RDMAP control octets, and the queues the opcodes use */
+	static const struct {
+		int op;
+		u16 ctrl;
+		u32 qn;
+		unsigned int hdr_len;
+	} v[] = {
+		{ KIWI_OP_IMM, 0x4148, 0, 18 + 8 },
+		{ KIWI_OP_IMM_SE, 0x4149, 0, 18 + 8 },
+		{ KIWI_OP_ATOMIC_REQ, 0x414a, 1, 18 + 52 },
+		{ KIWI_OP_ATOMIC_RESP, 0x414b, 3, 18 + 12 },
+	};
+	struct kiwi_ddp_hdr h;
+	u8 buf[128], *p;
+	size_t i, len, l;
+	u32 qn;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		len = make_ulpdu(buf, v[i].op, true);
+		CHECK_EQ(len, v[i].hdr_len);
+		CHECK_EQ(get_unaligned_be16(buf), v[i].ctrl);
+		CHECK_EQ(get_unaligned_be32(buf + 6), v[i].qn);
+		CHECK_EQ(kiwi_ddp_parse(buf, len, &h), 0);
+		CHECK_EQ(h.opcode, v[i].op);
+		CHECK_EQ(h.hdr_len, v[i].hdr_len);
+		CHECK_EQ(h.inv_stag, 0);
+		/* a single segment of exactly its header, nothing else */
+		for (l = KIWI_UNTAGGED_HDR_LEN; l < len + 9; l++) {
+			p = exact(buf, l);
+			CHECK_EQ(kiwi_ddp_parse(p, l, &h),
+				 l == len ? 0 : KIWI_TC_RDMAP_OP_UNSPEC);
+			free(p);
+		}
+		make_ulpdu(buf, v[i].op, false);
+		CHECK_EQ(kiwi_ddp_parse(buf, len, &h), KIWI_TC_RDMAP_OP_UNSPEC);
+		/* on its own queue only */
+		for (qn = 0; qn < 5; qn++) {
+			make_ulpdu(buf, v[i].op, true);
+			put_unaligned_be32(qn, buf + 6);
+			CHECK_EQ(kiwi_ddp_parse(buf, len, &h),
+				 qn == v[i].qn ? 0 : KIWI_TC_DDP_U_INV_QN);
+		}
+	}
+}
+
+static void t_atomic_req_golden(void)
+{
+	static const u8 want[52] = {
+		0x00, 0x00, 0x00, 0x02,		/* CmpSwap */
+		0x11, 0x22, 0x33, 0x44,		/* Request Identifier */
+		0xde, 0xad, 0xbe, 0xef,		/* Remote STag */
+		0x00, 0x00, 0x7f, 0x00, 0x12, 0x34, 0x56, 0x78,	/* TO */
+		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,	/* swap */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* mask */
+		0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80,	/* compare */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* mask */
+	};
+	struct kiwi_atomic_req r = {
+		.code = KIWI_ATOMIC_CMP_SWAP, .req_id = 0x11223344,
+		.stag = 0xdeadbeef, .to = 0x7f0012345678ull,
+		.add_swap = 0x0102030405060708ull, .add_swap_mask = ~0ull,
+		.compare = 0x1020304050607080ull, .compare_mask = ~0ull,
+	}, back;
+	u8 buf[52];
+	unsigned int code;
+
+	kiwi_atomic_req_build(buf, &r);
+	CHECK_MEM(buf, want, sizeof(want));
+	memset(&back, 0xee, sizeof(back));
+	CHECK_EQ(kiwi_atomic_req_parse(buf, &back), 0);
+	CHECK_EQ(back.code, r.code);
+	CHECK_EQ(back.req_id, r.req_id);
+	CHECK_EQ(back.stag, r.stag);
+	CHECK_EQ(back.to, r.to);
+	CHECK_EQ(back.add_swap, r.add_swap);
+	CHECK_EQ(back.add_swap_mask, r.add_swap_mask);
+	CHECK_EQ(back.compare, r.compare);
+	CHECK_EQ(back.compare_mask, r.compare_mask);
+	/* Only FetchAdd (0) and CmpSwap (2); reserved bits are ignored. */
+	for (code = 0; code < 16; code++) {
+		buf[3] = code;
+		CHECK_EQ(kiwi_atomic_req_parse(buf, &back),
+			 code == 0 || code == 2 ? 0 : KIWI_TC_RDMAP_OP_UNSPEC);
+	}
+	buf[0] = 0xff;
+	buf[3] = 0xf0;
+	CHECK_EQ(kiwi_atomic_req_parse(buf, &back), 0);
+	CHECK_EQ(back.code, KIWI_ATOMIC_FETCH_ADD);
+	CHECK(kiwi_atomic_aligned(0x1000));
+	CHECK(kiwi_atomic_aligned(0xfffffffffffffff8ull));
+	for (code = 1; code < 8; code++)
+		CHECK(!kiwi_atomic_aligned(0x1000 + code));
+}
+
+static void t_atomic_resp_imm_golden(void)
+{
+	static const u8 want_resp[12] = {
+		0xca, 0xfe, 0x00, 0x01,
+		0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a,
+	};
+	static const u8 want_imm[8] = { 0x12, 0x34, 0x56, 0x78, 0, 0, 0, 1 };
+	struct kiwi_atomic_resp r = { 0xcafe0001, 0x800000000000002aull }, rb;
+	struct kiwi_imm imm, ib;
+	u8 buf[12];
+
+	kiwi_atomic_resp_build(buf, &r);
+	CHECK_MEM(buf, want_resp, sizeof(want_resp));
+	kiwi_atomic_resp_parse(buf, &rb);
+	CHECK_EQ(rb.req_id, r.req_id);
+	CHECK_EQ(rb.orig, r.orig);
+	/* The verbs' bytes go out as they are (network order already). */
+	memcpy(&imm.data, "\x12\x34\x56\x78", 4);
+	imm.kiwi = KIWI_IMM_WITH_SEND;
+	kiwi_imm_build(buf, &imm);
+	CHECK_MEM(buf, want_imm, sizeof(want_imm));
+	kiwi_imm_parse(buf, &ib);
+	CHECK_MEM(&ib.data, "\x12\x34\x56\x78", 4);
+	CHECK_EQ(ib.kiwi, KIWI_IMM_WITH_SEND);
+}
+
+static u64 masked_add_reference(u64 a, u64 b, u64 mask)
+{
+	u64 sum = 0, start = 0;
+	int i;
+
+	/* Add field by field; a field ends at each set bit of @mask. */
+	for (i = 0; i < 64; i++) {
+		if ((mask >> i) & 1 || i == 63) {
+			u64 width = (u64)i - start + 1;
+			u64 fm = width == 64 ? ~0ull :
+				 ((1ull << width) - 1) << start;
+
+			sum |= ((a & fm) + (b & fm)) & fm;
+			start = i + 1;
+		}
+	}
+	return sum;
+}
+
+static void t_atomic_apply(void)
+{
+	struct kiwi_atomic_req r = { .code = KIWI_ATOMIC_FETCH_ADD };
+	int i;
+
+	r.add_swap = 5;
+	CHECK_EQ(kiwi_atomic_apply(&r, 37), 42);
+	r.add_swap = 1;
+	CHECK_EQ(kiwi_atomic_apply(&r, ~0ull), 0);	/* wraps */
+	/* two 32-bit fields: no carry from the low one into the high one */
+	r.add_swap_mask = 1ull << 31;
+	CHECK_EQ(kiwi_atomic_apply(&r, 0x00000005ffffffffull),
+		 0x0000000500000000ull);
+	for (i = 0; i < 2000; i++) {
+		u64 a = rnd64(), mask = i % 3 ? rnd64() : 0;
+
+		r.add_swap = rnd64();
+		r.add_swap_mask = mask;
+		CHECK_EQ(kiwi_atomic_apply(&r, a),
+			 mask ? masked_add_reference(a, r.add_swap, mask) :
+				a + r.add_swap);
+	}
+
+	r = (struct kiwi_atomic_req){
+		.code = KIWI_ATOMIC_CMP_SWAP, .compare = 7, .compare_mask = ~0ull,
+		.add_swap = 99, .add_swap_mask = ~0ull,
+	};
+	CHECK_EQ(kiwi_atomic_apply(&r, 7), 99);		/* equal: swapped */
+	CHECK_EQ(kiwi_atomic_apply(&r, 8), 8);		/* not: unchanged */
+	/* masks: compare the low byte only, swap the high half only */
+	r.compare = 0xaa;
+	r.compare_mask = 0xff;
+	r.add_swap = 0x1234567800000000ull;
+	r.add_swap_mask = 0xffffffff00000000ull;
+	CHECK_EQ(kiwi_atomic_apply(&r, 0x99999999000000aaull),
+		 0x12345678000000aaull);
+	CHECK_EQ(kiwi_atomic_apply(&r, 0x99999999000000abull),
+		 0x99999999000000abull);
 }
 
 /* ---- Terminate ---- */
@@ -1498,7 +1707,11 @@ static const struct {
 	{ t_err_local_cata, "kiwi_ddp_parse: header longer than the ULPDU -> KIWI_TC_DDP_LOCAL_CATA (checked first)" },
 	{ t_err_ddp_version, "kiwi_ddp_parse: DV != 01b -> KIWI_TC_DDP_T_INV_VERSION / _U_INV_VERSION, before RDMAP version" },
 	{ t_err_rdmap_version, "R-HDR-7, R-AMB-10: RV 00b, 10b, 11b -> KIWI_TC_RDMAP_INV_VERSION (0x02050000), before opcode" },
-	{ t_err_unexpected_opcode, "R-HDR-15, R-HDR-11: opcodes 8-15 and wrong T flag -> KIWI_TC_RDMAP_UNEXP_OPCODE, before QN" },
+	{ t_rfc7306_opcodes, "RFC 7306: opcodes 8-11, QN 0/1/3, single segments of exactly their header" },
+	{ t_atomic_req_golden, "RFC 7306: Atomic Request header bytes, codes FetchAdd 0 and CmpSwap 2 only" },
+	{ t_atomic_resp_imm_golden, "RFC 7306: Atomic Response and Immediate Data bytes" },
+	{ t_atomic_apply, "RFC 7306: FetchAdd (masked) and CmpSwap (masked) arithmetic" },
+	{ t_err_unexpected_opcode, "R-HDR-15, R-HDR-11: opcodes 12-15 and wrong T flag -> KIWI_TC_RDMAP_UNEXP_OPCODE, before QN" },
 	{ t_err_invalid_qn, "R-HDR-18: QN other than Fig. 4's (0 Send, 1 Read Request, 2 Terminate) -> KIWI_TC_DDP_U_INV_QN" },
 	{ t_read_req_45_46_47, "R-HDR-14, R-HDR-21, R-AMB-14: Read Request of 45/47/40 bytes or not last -> OP_UNSPEC, 46 accepted" },
 	{ t_terminate_size, "R-AMB-14: Terminate shorter than 22 bytes or not last -> KIWI_TC_RDMAP_OP_UNSPEC" },

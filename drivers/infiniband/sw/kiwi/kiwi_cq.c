@@ -311,8 +311,8 @@ static void kiwi_cq_event(struct kiwi_cq *cq, enum ib_event_type type)
 /**
  * kiwi_cq_add() - post one completion
  * @cq: the CQ
- * @src: the completion; its flags may hold KIWI_CQE_SOLICITED and
- *	KIWI_CQE_INVALIDATED, VALID is set here
+ * @src: the completion; its flags may hold KIWI_CQE_SOLICITED,
+ *	KIWI_CQE_INVALIDATED and KIWI_CQE_WITH_IMM, VALID is set here
  *
  * Return: 0, or -ENOSPC when the ring was full (the CQ is then broken and
  * has reported IB_EVENT_CQ_ERR once).
@@ -342,7 +342,7 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 	cqe->status = src->status;
 	cqe->bytes = src->bytes;
 	cqe->qp_num = src->qp_num;
-	cqe->inval_stag = src->inval_stag;
+	cqe->inval_stag = src->inval_stag;	/* or imm_data: a union */
 	/* The consumer may read the entry as soon as it sees VALID. */
 	kiwi_ring_set_flags(&cqe->flags, src->flags | KIWI_CQE_VALID);
 	cq->put++;
@@ -379,6 +379,10 @@ static void kiwi_cqe_to_wc(const struct kiwi_cqe *cqe, struct ib_wc *wc)
 	if (cqe->flags & KIWI_CQE_INVALIDATED) {
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc->ex.invalidate_rkey = cqe->inval_stag;
+	}
+	if (cqe->flags & KIWI_CQE_WITH_IMM) {
+		wc->wc_flags |= IB_WC_WITH_IMM;
+		wc->ex.imm_data = (__force __be32)cqe->imm_data;
 	}
 }
 

@@ -61,9 +61,11 @@ struct kiwi_sq_slot {
 /* A stalled peer fails the connection after this long without progress. */
 #define KIWI_TX_TIMEOUT		((long)READ_ONCE(kiwi_llp_timeout) * HZ)
 
-/* An RDMA Read we asked for (requester side). */
+/* An RDMA Read or RFC 7306 atomic we asked for (requester side). */
 struct kiwi_orq_entry {
 	u32 slot;		/* its send queue index, or KIWI_ORQ_RTR */
+	bool atomic;		/* an Atomic Request: sink_* take 8 bytes */
+	u32 msn;		/* atomic: its MSN on QN 1, its Request Id */
 	u32 sink_stag;		/* local STag the response lands in */
 	u64 sink_to;
 	u32 len;
@@ -78,10 +80,22 @@ static inline bool kiwi_wr_is_read(u8 opcode)
 	return opcode == KIWI_WR_RDMA_READ || opcode == KIWI_WR_READ_INV;
 }
 
-/* An RDMA Read the peer asked for (responder side). */
+/* An RDMA Read or an atomic: takes an ORD slot, writes local memory. */
+static inline bool kiwi_wr_uses_ord(u8 opcode)
+{
+	return kiwi_wr_is_read(opcode) || opcode == KIWI_WR_ATOMIC_CMP_SWP ||
+	       opcode == KIWI_WR_ATOMIC_FETCH_ADD;
+}
+
+/*
+ * An RDMA Read the peer asked for, or the answer to its atomic, carried
+ * out already (responder side).
+ */
 struct kiwi_irq_entry {
 	struct kiwi_read_req req;
 	u32 sent;
+	bool atomic;
+	struct kiwi_atomic_resp aresp;
 };
 
 /**
@@ -95,7 +109,8 @@ struct kiwi_irq_entry {
  * @carry: wire bytes a direct loop framed but TCP did not take; the work
  *	item sends them before anything else
  * @carry_len: their number
- * @msn: last MSN sent on each untagged queue (send, read request, terminate)
+ * @msn: last MSN sent on each untagged queue (send, read request,
+ *	terminate, atomic response)
  * @next: next send queue index to transmit
  * @cur: validated copy of the entry at @next while it is being sent
  * @cur_mem: memory objects of @cur's SGEs, referenced
@@ -143,7 +158,7 @@ struct kiwi_tx {
 	bool direct;
 	u8 carry[KIWI_TX_CARRY_MAX];
 	unsigned int carry_len;
-	u32 msn[3];
+	u32 msn[KIWI_NUM_QN];
 	u32 next;
 	struct kiwi_sqe cur;
 	struct kiwi_mem *cur_mem[KIWI_MAX_SGE];
@@ -172,7 +187,7 @@ struct kiwi_tx {
 	unsigned int zc_off;
 	struct bio_vec bvec[KIWI_TX_BVEC_MAX];
 	u8 hdr[KIWI_TX_BATCH][KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN +
-				KIWI_READ_REQ_LEN];
+				KIWI_ATOMIC_REQ_LEN];
 	u8 trl[KIWI_TX_BATCH][3 + KIWI_MPA_CRC_SIZE];
 	struct kvec iov[KIWI_TX_BATCH * KIWI_TX_IOV_PER_FPDU];
 	void *kmapped[KIWI_TX_BATCH * KIWI_MAX_SGE * 2];
@@ -192,7 +207,9 @@ void kiwi_sq_complete(struct kiwi_qp *qp);
 struct kiwi_orq_entry *kiwi_orq_oldest(struct kiwi_qp *qp);
 bool kiwi_orq_retire(struct kiwi_qp *qp, const struct kiwi_orq_entry *o,
 		     u8 status);
-int kiwi_irq_add(struct kiwi_qp *qp, const struct kiwi_read_req *rr);
+int kiwi_irq_add(struct kiwi_qp *qp, const struct kiwi_read_req *rr,
+		 const struct kiwi_atomic_resp *ar);
+bool kiwi_irq_full(struct kiwi_qp *qp);
 
 /* kiwi_rx.c */
 void kiwi_rx_data_ready(struct sock *sk);

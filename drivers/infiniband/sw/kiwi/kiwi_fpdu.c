@@ -47,6 +47,7 @@ void kiwi_fpdu_reset(struct kiwi_rx *rx, bool check_crc)
 	rx->msn[KIWI_QN_SEND] = 1;
 	rx->msn[KIWI_QN_READ_REQ] = 1;
 	rx->msn[KIWI_QN_TERMINATE] = 1;
+	rx->msn[KIWI_QN_ATOMIC_RESP] = 1;
 	kiwi_fpdu_next(rx);
 }
 
@@ -80,8 +81,12 @@ static u32 fpdu_hdr(struct kiwi_rx *rx)
 	    !(ddp[0] & FPDU_DDP_T)) {
 		u8 op = ddp[1] & FPDU_RDMAP_OP;
 
-		/* Read Request and Terminate headers follow the DDP header. */
-		if ((op == KIWI_OP_READ_REQ || op == KIWI_OP_TERMINATE) &&
+		/*
+		 * Read Request, Terminate and the RFC 7306 headers (the
+		 * Immediate Data's 8 bytes among them) follow the DDP header.
+		 */
+		if ((op == KIWI_OP_READ_REQ || op == KIWI_OP_TERMINATE ||
+		     (op >= KIWI_OP_IMM && op <= KIWI_OP_MAX)) &&
 		    rx->ulpdu_len + KIWI_MPA_LEN_SIZE > rx->hdr_need) {
 			if (rx->ulpdu_len + KIWI_MPA_LEN_SIZE > KIWI_RX_HDR_MAX)
 				return KIWI_TC_RDMAP_OP_UNSPEC;
@@ -109,7 +114,7 @@ static u32 fpdu_segment_start(struct kiwi_rx *rx, void *arg)
 	if (h->tagged)
 		return kiwi_fpdu_start(rx, arg);
 
-	/* Untagged: MSN and MO must be the ones expected (qn < 3: parsed). */
+	/* Untagged: MSN and MO must be the ones expected (qn < 4: parsed). */
 	if (h->msn != rx->msn[h->qn])
 		return KIWI_TC_DDP_U_INV_MSN;
 	if (fpdu_is_send(h->opcode)) {
@@ -122,7 +127,14 @@ static u32 fpdu_segment_start(struct kiwi_rx *rx, void *arg)
 			return KIWI_TC_DDP_U_TOO_LONG;
 		return 0;
 	}
-	if (h->opcode == KIWI_OP_READ_REQ || h->opcode == KIWI_OP_TERMINATE)
+	if (h->opcode == KIWI_OP_IMM || h->opcode == KIWI_OP_IMM_SE) {
+		/* A message of its own on queue 0: not inside a Send. */
+		if (h->mo || rx->mo)
+			return KIWI_TC_DDP_U_INV_MO;
+		return kiwi_fpdu_start(rx, arg);
+	}
+	if (h->opcode == KIWI_OP_READ_REQ || h->opcode == KIWI_OP_TERMINATE ||
+	    h->opcode == KIWI_OP_ATOMIC_REQ || h->opcode == KIWI_OP_ATOMIC_RESP)
 		return h->mo ? KIWI_TC_DDP_U_INV_MO : 0;
 	return KIWI_TC_RDMAP_UNEXP_OPCODE;
 }

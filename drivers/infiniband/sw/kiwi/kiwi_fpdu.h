@@ -28,10 +28,17 @@
 
 struct kiwi_mem;
 
-/* Length field and the longest headers: a Terminate echoing a Read. */
+/*
+ * Length field and the longest headers: a Terminate echoing a Read, as
+ * long as an RFC 7306 Atomic Request (18 + 52 bytes).
+ */
 #define KIWI_RX_HDR_MAX		(KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN + \
 				 KIWI_TERM_CTRL_LEN + KIWI_TERM_SEGLEN_LEN + \
 				 KIWI_UNTAGGED_HDR_LEN + KIWI_READ_REQ_LEN)
+#if KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_REQ_LEN > \
+	KIWI_RX_HDR_MAX
+#error "rx->hdr cannot hold an Atomic Request"
+#endif
 
 /*
  * The most payload an FPDU can carry (ULPDU_Length 65535, the shortest
@@ -67,7 +74,7 @@ enum kiwi_rx_state {
  * @held: payload bytes of the current FPDU in @hold
  * @pending: with @check_crc, the Terminate code of a violation found in
  *	the headers, reported only once the CRC matched (0: none)
- * @msn: next MSN expected on each untagged queue
+ * @msn: next MSN expected on each untagged queue (RFC 7306 adds QN 3)
  * @mo: bytes received of the current Send message
  * @rqe: the receive WQE the current Send lands in
  * @rqe_mem: its SGEs' memory objects, referenced
@@ -75,6 +82,10 @@ enum kiwi_rx_state {
  * @have_rqe: @rqe is taken from the receive queue
  * @tmem: memory object of the current tagged segment, referenced
  * @to: where in it the next payload byte goes
+ * @write_bytes: RDMA Write payload received since the last message on
+ *	queue 0: the byte count of a Write with Immediate's completion
+ * @imm_pending: RFC 7306 Immediate Data for the next Send came in
+ * @imm_data: its 32 bits (kiwi_imm)
  *
  * kiwi_fpdu.c keeps @state to @mo but for @hold; the rest belongs to the
  * functions the user supplies.
@@ -95,7 +106,7 @@ struct kiwi_rx {
 	u8 *hold;
 	unsigned int held;
 	u32 pending;
-	u32 msn[3];
+	u32 msn[KIWI_NUM_QN];
 	u32 mo;
 	struct kiwi_rqe rqe;
 	struct kiwi_mem *rqe_mem[KIWI_MAX_SGE];
@@ -103,6 +114,9 @@ struct kiwi_rx {
 	bool have_rqe;
 	struct kiwi_mem *tmem;
 	u64 to;
+	u32 write_bytes;
+	bool imm_pending;
+	u32 imm_data;
 };
 
 /**
@@ -158,7 +172,9 @@ void kiwi_fpdu_term(const struct kiwi_rx *rx, u32 tc, struct kiwi_term *t);
  * checks: for a tagged segment the sink buffer (STag and bounds, and a
  * Read Response against the Read it answers), for a Send the receive WQE,
  * taken when there is none yet, whose capacity it sets in @rx->rqe_len.
- * Read Requests and Terminates need nothing: it is not called for them.
+ * RFC 7306 Immediate Data is checked as a Send of no payload (it may
+ * take a receive WQE). Read Requests, Terminates and Atomic Requests and
+ * Responses need nothing: it is not called for them.
  * With @rx->check_crc it is called only once the FPDU's CRC matched.
  *
  * kiwi_fpdu_place() places @len payload bytes at @off in @src, or, when

@@ -32,7 +32,7 @@
 #include "kiwi_wire.h"
 
 #define KIWI_MEM_RIGHTS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 #define KIWI_MEM_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
 
 /* ---- the STag table ---- */
@@ -488,18 +488,15 @@ int kiwi_mem_write_skb(struct kiwi_mem *mem, u64 addr,
 /*
  * Access rights kiwi can grant: local read is implicit; remote write and
  * remote atomic need local write. The optional (IB_ACCESS_OPTIONAL) and
- * HUGETLB bits are hints and ignored. Remote atomic is accepted because
- * common tools (qperf) ask for it on every MR, but it is never exercised:
- * iWARP without RFC 7306 has no atomic operation, and one arriving is an
- * unknown opcode. MW binding is kept for kiwi_mem_bind(), which binds
+ * HUGETLB bits are hints and ignored. Remote atomic is what an RFC 7306
+ * Atomic Request needs. MW binding is kept for kiwi_mem_bind(), which binds
  * windows to user MRs only. On-demand MRs do not exist; zero-based
  * ones are user MRs only (kiwi_reg_user_mr()).
  */
 static int kiwi_mem_access_ok(int access)
 {
 	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB);
-	if (access & ~(KIWI_MEM_RIGHTS | IB_ACCESS_REMOTE_ATOMIC |
-		       IB_ACCESS_MW_BIND))
+	if (access & ~(KIWI_MEM_RIGHTS | IB_ACCESS_MW_BIND))
 		return -EOPNOTSUPP;
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))

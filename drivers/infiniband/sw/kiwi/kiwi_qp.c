@@ -296,6 +296,12 @@ u8 kiwi_wc_opcode(u8 wr_opcode)
 		return IB_WC_REG_MR;
 	case KIWI_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case KIWI_WR_ATOMIC_CMP_SWP:
+		return IB_WC_COMP_SWAP;
+	case KIWI_WR_ATOMIC_FETCH_ADD:
+		return IB_WC_FETCH_ADD;
+	case KIWI_WR_WRITE_IMM:
+		return IB_WC_RDMA_WRITE;
 	default:
 		return IB_WC_SEND;
 	}
@@ -870,6 +876,28 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	case IB_WR_SEND:
 		sqe->opcode = KIWI_WR_SEND;
 		break;
+	case IB_WR_SEND_WITH_IMM:
+		sqe->opcode = KIWI_WR_SEND_IMM;
+		sqe->imm_data = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		sqe->opcode = KIWI_WR_WRITE_IMM;
+		sqe->imm_data = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		/*
+		 * The original value lands in one 8-byte SGE: refused here,
+		 * as kiwi_sqe_check() would only fail the QP at transmit.
+		 */
+		if (wr->num_sge != 1 || (wr->send_flags & IB_SEND_INLINE) ||
+		    wr->sg_list[0].length != sizeof(u64))
+			return -EINVAL;
+		sqe->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			      KIWI_WR_ATOMIC_CMP_SWP : KIWI_WR_ATOMIC_FETCH_ADD;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->rkey = atomic_wr(wr)->rkey;
+		break;
 	case IB_WR_SEND_WITH_INV:
 		sqe->opcode = KIWI_WR_SEND_INV;
 		sqe->rkey = wr->ex.invalidate_rkey;
@@ -893,7 +921,8 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 	if (wr->opcode == IB_WR_RDMA_WRITE || wr->opcode == IB_WR_RDMA_READ ||
-	    wr->opcode == IB_WR_RDMA_READ_WITH_INV) {
+	    wr->opcode == IB_WR_RDMA_READ_WITH_INV ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		sqe->rkey = rdma_wr(wr)->rkey;
 	}
@@ -926,6 +955,12 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 			sqe->sge[i].lkey = wr->sg_list[i].lkey;
 		}
 		sqe->num_sge = wr->num_sge;
+	}
+	/* The operands lie over sge[1]: after the SGEs. */
+	if (sqe->opcode == KIWI_WR_ATOMIC_CMP_SWP ||
+	    sqe->opcode == KIWI_WR_ATOMIC_FETCH_ADD) {
+		sqe->compare_add = atomic_wr(wr)->compare_add;
+		sqe->swap = atomic_wr(wr)->swap;
 	}
 	sqe->id = wr->wr_id;
 	/* Publish the entry last. */

@@ -20,6 +20,7 @@
  * off); lock order: the table in Documentation/infiniband/kiwi.rst.
  */
 
+#include <linux/highmem.h>
 #include <linux/skbuff.h>
 #include <net/tcp.h>
 
@@ -141,28 +142,41 @@ static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	return 0;
 }
 
-/* Complete the receive WQE of a finished Send message. */
+/*
+ * Complete the receive WQE of a finished Send message, or of RFC 7306
+ * Immediate Data standing alone (after an RDMA Write: a Write with
+ * Immediate, byte count the Write's).
+ */
 static void kiwi_rx_complete_rqe(struct kiwi_qp *qp, u8 status)
 {
 	struct kiwi_rx *rx = qp->rx;
+	u8 op = rx->ddp.opcode;
+	bool imm = op == KIWI_OP_IMM || op == KIWI_OP_IMM_SE;
 	struct kiwi_cqe cqe = {
 		.id = rx->rqe.id,
-		.opcode = IB_WC_RECV,
+		.opcode = imm ? IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV,
 		.status = status,
-		.bytes = rx->mo,
+		.bytes = imm ? rx->write_bytes : rx->mo,
 		.qp_num = qp->base_qp.qp_num,
 	};
 	struct kiwi_rqe *rqe;
 	unsigned long flags;
 
-	if (rx->ddp.opcode == KIWI_OP_SEND_SE ||
-	    rx->ddp.opcode == KIWI_OP_SEND_SE_INV)
+	if (op == KIWI_OP_SEND_SE || op == KIWI_OP_SEND_SE_INV ||
+	    op == KIWI_OP_IMM_SE)
 		cqe.flags |= KIWI_CQE_SOLICITED;
 	/* A WQE that failed took no message: it invalidated nothing. */
 	if (status == IB_WC_SUCCESS && rx->ddp.inv_stag) {
 		cqe.flags |= KIWI_CQE_INVALIDATED;
 		cqe.inval_stag = rx->ddp.inv_stag;
 	}
+	/* Immediate Data: alone, or for this Send (never with invalidate) */
+	if (status == IB_WC_SUCCESS && (imm || rx->imm_pending)) {
+		cqe.flags |= KIWI_CQE_WITH_IMM;
+		cqe.imm_data = rx->imm_data;
+	}
+	rx->imm_pending = false;
+	rx->write_bytes = 0;
 	kiwi_rx_put_rqe(rx);
 	/* An SRQ's WQE left its ring when it was taken. */
 	if (!qp->base_qp.srq) {
@@ -191,13 +205,31 @@ u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 		     IB_ACCESS_REMOTE_WRITE : IB_ACCESS_LOCAL_WRITE;
 	u32 tc;
 
+	if (h->opcode == KIWI_OP_IMM || h->opcode == KIWI_OP_IMM_SE) {
+		struct kiwi_imm imm;
+
+		/* One Immediate Data per Send at most, then that Send. */
+		if (rx->imm_pending)
+			return KIWI_TC_RDMAP_OP_UNSPEC;
+		kiwi_imm_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
+			       KIWI_UNTAGGED_HDR_LEN, &imm);
+		rx->imm_data = imm.data;
+		/* For the Send behind it: that takes the receive WQE. */
+		if (imm.kiwi == KIWI_IMM_WITH_SEND)
+			return 0;
+		/* Not inside a Send that holds a WQE (a zero-length start) */
+		if (rx->have_rqe)
+			return KIWI_TC_DDP_U_INV_MO;
+		return kiwi_rx_take_rqe(qp);
+	}
 	if (!h->tagged)
 		return rx->have_rqe ? 0 : kiwi_rx_take_rqe(qp);
 	if (h->opcode == KIWI_OP_READ_RESP) {
 		/* A response must answer our oldest Read, in place. */
 		struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
 
-		if (!o)
+		/* An atomic is answered by an Atomic Response, not this. */
+		if (!o || o->atomic)
 			return KIWI_TC_RDMAP_UNEXP_OPCODE;
 		if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
 		    o->got + seg > o->len)
@@ -286,14 +318,33 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
  * A Terminate that echoes our oldest outstanding Read Request relates to
  * that Read: it completes with the peer's verdict, not as flushed (V-CS-1,
  * "Remote Termination Error"; a protection error is an access error).
+ * One that echoes the DDP header of our oldest Atomic Request (its MSN)
+ * does the same for the atomic; a Remote Operation error there, such as a
+ * peer without RFC 7306 (Unexpected OpCode) or an address not 8-byte
+ * aligned, is the verbs' Remote Invalid Request.
  */
 static void kiwi_rx_term_read(struct kiwi_qp *qp, const struct kiwi_term *t)
 {
 	struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
 	struct kiwi_read_req rr;
+	u8 status;
 
+	if (o && o->atomic && t->ddp_hdr && t->opcode == KIWI_OP_ATOMIC_REQ &&
+	    t->ddp_hdr_len == KIWI_UNTAGGED_HDR_LEN &&
+	    get_unaligned_be32(t->ddp_hdr + 10) == o->msn) {
+		if (kiwi_tc_access(t->code))
+			status = IB_WC_REM_ACCESS_ERR;
+		else if (KIWI_TC_LAYER(t->code) == KIWI_LAYER_RDMAP &&
+			 KIWI_TC_ETYPE(t->code) == 2)
+			status = IB_WC_REM_INV_REQ_ERR;
+		else
+			status = IB_WC_REM_OP_ERR;
+		if (kiwi_orq_retire(qp, o, status))
+			kiwi_sq_complete(qp);
+		return;
+	}
 	if (!t->rdmap_hdr || t->opcode != KIWI_OP_READ_REQ || !o ||
-	    o->slot == KIWI_ORQ_RTR)
+	    o->slot == KIWI_ORQ_RTR || o->atomic)
 		return;
 	kiwi_read_req_parse(t->rdmap_hdr, &rr);
 	if (rr.sink_stag == o->sink_stag && rr.sink_to == o->sink_to &&
@@ -326,9 +377,121 @@ static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 			return tc;
 	}
 	/* Beyond the IRD we granted: RDMAC verbs Fig. 24, 0x1203. */
-	if (kiwi_irq_add(qp, &rr))
+	if (kiwi_irq_add(qp, &rr, NULL))
 		return KIWI_TC_DDP_U_INV_MSN;
 	kiwi_tx_kick(qp);
+	return 0;
+}
+
+/*
+ * The read-modify-write of an atomic on the 8 bytes at @p: a
+ * compare-exchange loop, so it is atomic against any other atomic on the
+ * same bytes, whichever QP or device it came in on, and against the CPU.
+ * A value that does not change (a failed compare, adding 0) is only read.
+ * Return: the original value.
+ */
+static u64 kiwi_rx_atomic_rmw(u64 *p, const struct kiwi_atomic_req *ar)
+{
+	u64 old = READ_ONCE(*p), seen, new;
+
+	for (;;) {
+		new = kiwi_atomic_apply(ar, old);
+		if (new == old)
+			return old;
+		seen = cmpxchg64(p, old, new);
+		if (seen == old)
+			return old;
+		old = seen;
+	}
+}
+
+/*
+ * RFC 7306 Atomic Request: check the 8 bytes it names (STag, remote
+ * atomic access, bounds, 8-byte alignment), carry it out now, and queue
+ * its response behind the Read Responses owed before it. It takes an IRD
+ * slot like a Read. Misaligned: Remote Operation Error, Unspecified.
+ */
+static u32 kiwi_rx_atomic_req(struct kiwi_qp *qp)
+{
+	struct kiwi_atomic_resp resp;
+	struct kiwi_atomic_req ar;
+	struct kiwi_mem *mem;
+	struct page *page;
+	unsigned int off;
+	u64 to;
+	void *va;
+	u32 tc;
+
+	tc = kiwi_atomic_req_parse(qp->rx->hdr + KIWI_MPA_LEN_SIZE +
+				   KIWI_UNTAGGED_HDR_LEN, &ar);
+	if (tc)
+		return tc;
+	if (kiwi_irq_full(qp))
+		return KIWI_TC_DDP_U_INV_MSN;
+	mem = kiwi_mem_get(qp->kdev, ar.stag);
+	if (!mem)
+		return KIWI_TC_RDMAP_INV_STAG;
+	to = ar.to;
+	tc = kiwi_mem_check_tagged(&mem, &qp->base_qp, IB_ACCESS_REMOTE_ATOMIC,
+				   &to, sizeof(u64));
+	if (!tc && !kiwi_atomic_aligned(ar.to))
+		tc = KIWI_TC_RDMAP_OP_UNSPEC;
+	if (!tc) {
+		/* Aligned, the 8 bytes never straddle a page. */
+		page = kiwi_mem_page(mem, to, &off);
+		if (!page || !kiwi_atomic_aligned(off))
+			tc = page ? KIWI_TC_RDMAP_OP_UNSPEC :
+				    KIWI_TC_RDMAP_BASE_BOUNDS;
+	}
+	if (!tc) {
+		va = kmap_local_page(page);
+		resp.orig = kiwi_rx_atomic_rmw(va + off, &ar);
+		kunmap_local(va);
+		flush_dcache_page(page);
+		resp.req_id = ar.req_id;
+	}
+	kiwi_mem_put(mem);
+	if (tc)
+		return tc;
+	if (kiwi_irq_add(qp, NULL, &resp))
+		return KIWI_TC_DDP_U_INV_MSN;	/* not reached: room seen */
+	kiwi_tx_kick(qp);
+	return 0;
+}
+
+/*
+ * The Atomic Response to our oldest outstanding request, which must be an
+ * atomic with its Request Identifier: the original value goes to the
+ * local 8 bytes, and the atomic completes.
+ */
+static u32 kiwi_rx_atomic_resp(struct kiwi_qp *qp)
+{
+	struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
+	struct kiwi_atomic_resp resp;
+	u8 status = IB_WC_SUCCESS;
+	struct kiwi_mem *mem;
+
+	if (!o || !o->atomic)
+		return KIWI_TC_RDMAP_UNEXP_OPCODE;
+	kiwi_atomic_resp_parse(qp->rx->hdr + KIWI_MPA_LEN_SIZE +
+			       KIWI_UNTAGGED_HDR_LEN, &resp);
+	if (resp.req_id != o->msn)
+		return KIWI_TC_RDMAP_OP_UNSPEC;
+	/* The local buffer, checked when posted, may be gone since. */
+	mem = kiwi_mem_get(qp->kdev, o->sink_stag);
+	if (!mem || kiwi_mem_check(mem, qp->base_qp.pd, IB_ACCESS_LOCAL_WRITE,
+				   o->sink_to, sizeof(u64)) ||
+	    kiwi_mem_write(mem, o->sink_to, &resp.orig, sizeof(u64)))
+		status = IB_WC_LOC_PROT_ERR;
+	if (mem)
+		kiwi_mem_put(mem);
+	if (!kiwi_orq_retire(qp, o, status))
+		return 0;	/* flushed meanwhile */
+	kiwi_sq_complete(qp);
+	if (status != IB_WC_SUCCESS)
+		kiwi_qp_error(qp);
+	else
+		kiwi_tx_kick(qp);	/* a stalled Read or atomic may go */
 	return 0;
 }
 
@@ -376,12 +539,36 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 		kiwi_tx_kick(qp);	/* a stalled Read may go now */
 		break;
 	}
+	case KIWI_OP_WRITE:
+		rx->write_bytes += rx->ulpdu_len - h->hdr_len;
+		break;
+	case KIWI_OP_IMM:
+	case KIWI_OP_IMM_SE: {
+		struct kiwi_imm imm;
+
+		kiwi_imm_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
+			       KIWI_UNTAGGED_HDR_LEN, &imm);
+		if (imm.kiwi == KIWI_IMM_WITH_SEND)
+			rx->imm_pending = true;
+		else
+			kiwi_rx_complete_rqe(qp, IB_WC_SUCCESS);
+		break;
+	}
+	case KIWI_OP_ATOMIC_REQ:
+		tc = kiwi_rx_atomic_req(qp);
+		break;
+	case KIWI_OP_ATOMIC_RESP:
+		tc = kiwi_rx_atomic_resp(qp);
+		break;
 	case KIWI_OP_SEND:
 	case KIWI_OP_SEND_INV:
 	case KIWI_OP_SEND_SE:
 	case KIWI_OP_SEND_SE_INV:
 		if (!h->last)
 			break;
+		/* Immediate Data is for a Send without invalidation. */
+		if (h->inv_stag && rx->imm_pending)
+			return KIWI_TC_RDMAP_OP_UNSPEC;
 		if (h->inv_stag) {
 			tc = kiwi_mem_invalidate(qp->kdev, h->inv_stag,
 						 &qp->base_qp, true);
@@ -546,5 +733,7 @@ void kiwi_rx_reset(struct kiwi_qp *qp)
 	if (rx->tmem)
 		kiwi_mem_put(rx->tmem);
 	rx->tmem = NULL;
+	rx->write_bytes = 0;
+	rx->imm_pending = false;
 	kiwi_fpdu_reset(rx, qp->crc);
 }

@@ -814,15 +814,40 @@ bool kiwi_orq_retire(struct kiwi_qp *qp, const struct kiwi_orq_entry *o,
 }
 
 /**
- * kiwi_irq_add() - queue an inbound RDMA Read Request for its response
+ * kiwi_irq_full() - does the peer have as many Reads and atomics
+ * outstanding as the IRD allows?
  * @qp: the QP
- * @rr: the request, its source already checked
  *
+ * Only the receive engine adds to the IRQ: room it sees stays there.
  * Context: the receive engine; takes tx->irq_lock.
- * Return: 0, or -ENOSPC when the peer already has as many Reads
- * outstanding as the IRD allows.
  */
-int kiwi_irq_add(struct kiwi_qp *qp, const struct kiwi_read_req *rr)
+bool kiwi_irq_full(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	unsigned long flags;
+	bool full;
+
+	spin_lock_irqsave(&tx->irq_lock, flags);
+	full = tx->irq_tail - tx->irq_head >= max_t(u32, qp->ird, 1);
+	spin_unlock_irqrestore(&tx->irq_lock, flags);
+	return full;
+}
+
+/**
+ * kiwi_irq_add() - queue an inbound RDMA Read Request for its response,
+ *	or the Atomic Response to an atomic carried out
+ * @qp: the QP
+ * @rr: the Read Request, its source already checked, or NULL
+ * @ar: else the Atomic Response
+ *
+ * Responses go out in the order of the requests (RFC 7306: atomics take
+ * IRD like Reads and are answered in order with them).
+ * Context: the receive engine; takes tx->irq_lock.
+ * Return: 0, or -ENOSPC when the peer already has as many Reads and
+ * atomics outstanding as the IRD allows.
+ */
+int kiwi_irq_add(struct kiwi_qp *qp, const struct kiwi_read_req *rr,
+		 const struct kiwi_atomic_resp *ar)
 {
 	struct kiwi_tx *tx = qp->tx;
 	struct kiwi_irq_entry *e;
@@ -834,7 +859,11 @@ int kiwi_irq_add(struct kiwi_qp *qp, const struct kiwi_read_req *rr)
 		ret = -ENOSPC;
 	} else {
 		e = &tx->irq[tx->irq_tail % KIWI_MAX_IRD];
-		e->req = *rr;
+		e->atomic = !rr;
+		if (rr)
+			e->req = *rr;
+		else
+			e->aresp = *ar;
 		e->sent = 0;
 		tx->irq_tail++;
 	}
@@ -891,7 +920,7 @@ static int kiwi_tx_load(struct kiwi_qp *qp, u8 *status)
 		return 0;
 	}
 	for (i = 0; i < c->num_sge; i++) {
-		int access = kiwi_wr_is_read(c->opcode) ?
+		int access = kiwi_wr_uses_ord(c->opcode) ?
 			     IB_ACCESS_LOCAL_WRITE : 0;
 		struct kiwi_mem *mem;
 
@@ -915,6 +944,50 @@ static int kiwi_tx_load(struct kiwi_qp *qp, u8 *status)
 	return 0;
 }
 
+/*
+ * Send a request on QN 1 that a response will answer (an RDMA Read
+ * Request, an RFC 7306 Atomic Request), its RDMAP header @rdmap of @len
+ * bytes built, and queue @e, filled in but for its slot, on the ORQ for
+ * that response: as the current entry's.
+ */
+static int kiwi_tx_orq_req(struct kiwi_qp *qp, u8 opcode, u8 *rdmap,
+			   unsigned int len, const struct kiwi_orq_entry *e)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_tx_msg m = {
+		.opcode = opcode,
+		.qn = KIWI_QN_READ_REQ,
+		.msn = tx->msn[KIWI_QN_READ_REQ] + 1,
+		.rdmap_hdr = rdmap,
+		.rdmap_len = len,
+		.inline_data = rdmap,	/* no payload */
+	};
+	struct kiwi_orq_entry *o;
+	unsigned long flags;
+	u32 sent = 0;
+	int ret;
+
+	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, 0))
+		return -EAGAIN;
+	/*
+	 * The response may be in before kernel_sendmsg() returns: the entry
+	 * must be on the ORQ, and counted as transmitted, before the request
+	 * goes out, or its completion would wait for a later one.
+	 */
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	o = &tx->orq[tx->orq_tail % KIWI_MAX_ORD];
+	*o = *e;	/* all of it: the slot may have held an atomic */
+	o->slot = tx->next;
+	tx->orq_tail++;
+	tx->next++;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+
+	ret = kiwi_tx_message(qp, &m, &sent);
+	if (!ret)
+		tx->msn[KIWI_QN_READ_REQ]++;
+	return ret;
+}
+
 /* Send the current RDMA Read's request and queue it on the ORQ. */
 static int kiwi_tx_read_req(struct kiwi_qp *qp)
 {
@@ -927,44 +1000,84 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp)
 		.src_stag = c->rkey,
 		.src_to = c->raddr,
 	};
-	u8 rdmap[KIWI_READ_REQ_LEN];
-	struct kiwi_tx_msg m = {
-		.opcode = KIWI_OP_READ_REQ,
-		.qn = KIWI_QN_READ_REQ,
-		.msn = tx->msn[KIWI_QN_READ_REQ] + 1,
-		.rdmap_hdr = rdmap,
-		.rdmap_len = sizeof(rdmap),
-		.inline_data = rdmap,	/* no payload */
+	struct kiwi_orq_entry e = {
+		.sink_stag = rr.sink_stag,
+		.sink_to = rr.sink_to,
+		.len = rr.size,
+		.invalidate = c->opcode == KIWI_WR_READ_INV,
+		.inv_stag = c->inv_stag,
 	};
-	struct kiwi_orq_entry *o;
-	unsigned long flags;
+	u8 rdmap[KIWI_READ_REQ_LEN];
+
+	kiwi_read_req_build(rdmap, &rr);
+	return kiwi_tx_orq_req(qp, KIWI_OP_READ_REQ, rdmap, sizeof(rdmap), &e);
+}
+
+/*
+ * Send the current atomic's RFC 7306 Atomic Request and queue it on the
+ * ORQ, like a Read: on QN 1, in sequence with Read Requests, its MSN its
+ * Request Identifier. The verbs' operands: FetchAdd adds compare_add,
+ * CmpSwap compares compare_add and swaps in swap, all 64 bits.
+ */
+static int kiwi_tx_atomic_req(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_sqe *c = &tx->cur;
+	u32 msn = tx->msn[KIWI_QN_READ_REQ] + 1;
+	struct kiwi_atomic_req ar = {
+		.req_id = msn,
+		.stag = c->rkey,
+		.to = c->raddr,
+	};
+	struct kiwi_orq_entry e = {
+		.atomic = true,
+		.msn = msn,
+		.sink_stag = c->atomic_sge.lkey,
+		.sink_to = c->atomic_sge.addr,
+		.len = sizeof(u64),
+	};
+	u8 rdmap[KIWI_ATOMIC_REQ_LEN];
+
+	if (c->opcode == KIWI_WR_ATOMIC_CMP_SWP) {
+		ar.code = KIWI_ATOMIC_CMP_SWAP;
+		ar.compare = c->compare_add;
+		ar.compare_mask = ~0ull;
+		ar.add_swap = c->swap;
+		ar.add_swap_mask = ~0ull;
+	} else {
+		ar.code = KIWI_ATOMIC_FETCH_ADD;
+		ar.add_swap = c->compare_add;
+	}
+	kiwi_atomic_req_build(rdmap, &ar);
+	return kiwi_tx_orq_req(qp, KIWI_OP_ATOMIC_REQ, rdmap, sizeof(rdmap),
+			       &e);
+}
+
+/*
+ * An RFC 7306 Immediate Data message on queue 0: @imm from the current
+ * entry, and kiwi's word (KIWI_IMM_WITH_SEND or 0). Context: the work
+ * item (kiwi_tx_sqe() leaves these entries to it).
+ */
+static int kiwi_tx_imm(struct kiwi_qp *qp, u8 opcode, u32 word)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_imm imm = { .data = tx->cur.imm_data, .kiwi = word };
+	u8 buf[KIWI_IMM_LEN];
+	struct kiwi_tx_msg m = {
+		.opcode = opcode,
+		.qn = KIWI_QN_SEND,
+		.msn = tx->msn[KIWI_QN_SEND] + 1,
+		.rdmap_hdr = buf,
+		.rdmap_len = sizeof(buf),
+		.inline_data = buf,	/* no payload */
+	};
 	u32 sent = 0;
 	int ret;
 
-	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, 0))
-		return -EAGAIN;
-	kiwi_read_req_build(rdmap, &rr);
-	/*
-	 * The response may be in before kernel_sendmsg() returns: the entry
-	 * must be on the ORQ, and counted as transmitted, before the request
-	 * goes out, or its completion would wait for a later one.
-	 */
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	o = &tx->orq[tx->orq_tail % KIWI_MAX_ORD];
-	o->slot = tx->next;
-	o->sink_stag = rr.sink_stag;
-	o->sink_to = rr.sink_to;
-	o->len = rr.size;
-	o->got = 0;
-	o->invalidate = c->opcode == KIWI_WR_READ_INV;
-	o->inv_stag = c->inv_stag;
-	tx->orq_tail++;
-	tx->next++;
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-
+	kiwi_imm_build(buf, &imm);
 	ret = kiwi_tx_message(qp, &m, &sent);
 	if (!ret)
-		tx->msn[KIWI_QN_READ_REQ]++;
+		tx->msn[KIWI_QN_SEND]++;
 	return ret;
 }
 
@@ -1000,23 +1113,46 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 	};
 	int ret;
 
+	/*
+	 * With immediate data two messages go out: not from a poster's
+	 * context, where the second might find no room (kiwi_tx_carry()).
+	 */
+	if (tx->direct && (c->opcode == KIWI_WR_WRITE_IMM ||
+			   c->opcode == KIWI_WR_SEND_IMM))
+		return -EAGAIN;
 	switch (c->opcode) {
 	case KIWI_WR_RDMA_READ:
 	case KIWI_WR_READ_INV:
+	case KIWI_WR_ATOMIC_CMP_SWP:
+	case KIWI_WR_ATOMIC_FETCH_ADD:
 		/* ORD is full (it may have been lowered in RTS): wait. */
 		if (tx->orq_tail - tx->orq_head >= READ_ONCE(qp->ord))
 			return -EAGAIN;
 		/* Completes when the response is in (kiwi_rx.c). */
-		ret = kiwi_tx_read_req(qp);
+		ret = kiwi_wr_is_read(c->opcode) ? kiwi_tx_read_req(qp) :
+						   kiwi_tx_atomic_req(qp);
 		if (ret != -EAGAIN)
 			kiwi_tx_put_cur(tx);
 		return ret;
 	case KIWI_WR_RDMA_WRITE:
+	case KIWI_WR_WRITE_IMM:
 		m.opcode = KIWI_OP_WRITE;
 		m.tagged = true;
 		m.stag = c->rkey;
 		m.to = c->raddr;
 		break;
+	case KIWI_WR_SEND_IMM:
+		/*
+		 * RFC 7306 has no Send with Immediate: the Immediate Data
+		 * goes first, marked for the Send behind it, and the peer
+		 * completes both with the Send's receive WQE.
+		 */
+		if (!tx->cur_sent) {
+			ret = kiwi_tx_imm(qp, KIWI_OP_IMM, KIWI_IMM_WITH_SEND);
+			if (ret)
+				return ret;
+		}
+		fallthrough;
 	case KIWI_WR_SEND:
 	case KIWI_WR_SEND_INV:
 		m.opcode = c->opcode == KIWI_WR_SEND_INV ?
@@ -1062,9 +1198,39 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 		return ret;
 	if (!m.tagged)
 		tx->msn[KIWI_QN_SEND]++;
+	/* The Write's Immediate Data follows it, with its SE. */
+	if (c->opcode == KIWI_WR_WRITE_IMM) {
+		ret = kiwi_tx_imm(qp, c->flags & KIWI_WQE_SOLICITED ?
+				  KIWI_OP_IMM_SE : KIWI_OP_IMM, 0);
+		if (ret)
+			return ret;
+	}
 	kiwi_tx_put_cur(tx);
 	kiwi_tx_slot_done(qp, IB_WC_SUCCESS);
 	return 0;
+}
+
+/* Send the Atomic Response for the oldest inbound atomic (carried out). */
+static int kiwi_tx_atomic_resp(struct kiwi_qp *qp, struct kiwi_irq_entry *e)
+{
+	struct kiwi_tx *tx = qp->tx;
+	u8 rdmap[KIWI_ATOMIC_RESP_LEN];
+	struct kiwi_tx_msg m = {
+		.opcode = KIWI_OP_ATOMIC_RESP,
+		.qn = KIWI_QN_ATOMIC_RESP,
+		.msn = tx->msn[KIWI_QN_ATOMIC_RESP] + 1,
+		.rdmap_hdr = rdmap,
+		.rdmap_len = sizeof(rdmap),
+		.inline_data = rdmap,	/* no payload */
+		.retires_irq = true,
+	};
+	int ret;
+
+	kiwi_atomic_resp_build(rdmap, &e->aresp);
+	ret = kiwi_tx_message(qp, &m, &e->sent);
+	if (!ret)
+		tx->msn[KIWI_QN_ATOMIC_RESP]++;
+	return ret;
 }
 
 /* Answer the oldest inbound RDMA Read Request. */
@@ -1245,7 +1411,8 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 		}
 		spin_unlock_irqrestore(&tx->irq_lock, flags);
 		if (have) {
-			ret = kiwi_tx_read_resp(qp, &resp);
+			ret = resp.atomic ? kiwi_tx_atomic_resp(qp, &resp) :
+					    kiwi_tx_read_resp(qp, &resp);
 			WRITE_ONCE(tx->resp_active, false);
 			if (ret)
 				goto fail;
@@ -1265,7 +1432,7 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 		 * status, and IB_WC_LOC_QP_OP_ERR is the one for a WR the
 		 * QP's own configuration cannot carry out.
 		 */
-		if (!ret && kiwi_wr_is_read(tx->cur.opcode) &&
+		if (!ret && kiwi_wr_uses_ord(tx->cur.opcode) &&
 		    !READ_ONCE(qp->ord)) {
 			status = IB_WC_LOC_QP_OP_ERR;
 			ret = -EINVAL;

@@ -50,10 +50,13 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	/*
 	 * Port events; a system image GUID (above); fast-register, Local
 	 * Invalidate and Send with Invalidate; memory windows of type 1 and
-	 * 2B (bound to one QP), for user space. Nothing more: no atomics
-	 * (atomic_cap stays IB_ATOMIC_NONE), no P_Keys, Q_Keys, RNR NAKs,
-	 * path migration, queue resize or N-notify CQs.
+	 * 2B (bound to one QP), for user space. RFC 7306 atomics, atomic
+	 * against each other on any QP of any kiwi device (IB_ATOMIC_HCA:
+	 * the responder's compare-exchange is atomic against the CPU too,
+	 * but the verbs promise no more). Nothing more: no P_Keys, Q_Keys,
+	 * RNR NAKs, path migration, queue resize or N-notify CQs.
 	 */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |

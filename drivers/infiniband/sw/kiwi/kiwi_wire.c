@@ -67,21 +67,30 @@ static const u8 mpa_key_rep[KIWI_MPA_KEY_LEN] = {
 #define ETYPE_DDP_TAGGED	1
 
 /*
- * RFC 5040 Fig. 4: the T flag and untagged queue each opcode must use.
- * Indexed by opcode; only 0 to KIWI_OP_TERMINATE exist.
+ * RFC 5040 Fig. 4 and RFC 7306: the T flag and untagged queue each opcode
+ * must use, and for the untagged messages that carry no ULP payload the
+ * exact length of the RDMAP header after the DDP header (0: payload, or
+ * a Read Request or Terminate, which are checked apart).
  */
 static const struct {
 	bool tagged;
 	u8 qn;
-} rdmap_ops[KIWI_OP_TERMINATE + 1] = {
-	[KIWI_OP_WRITE]		= { true, 0 },
-	[KIWI_OP_READ_REQ]	= { false, KIWI_QN_READ_REQ },
-	[KIWI_OP_READ_RESP]	= { true, 0 },
-	[KIWI_OP_SEND]		= { false, KIWI_QN_SEND },
-	[KIWI_OP_SEND_INV]	= { false, KIWI_QN_SEND },
-	[KIWI_OP_SEND_SE]	= { false, KIWI_QN_SEND },
-	[KIWI_OP_SEND_SE_INV]	= { false, KIWI_QN_SEND },
-	[KIWI_OP_TERMINATE]	= { false, KIWI_QN_TERMINATE },
+	u8 hdr_only;
+} rdmap_ops[KIWI_OP_MAX + 1] = {
+	[KIWI_OP_WRITE]		= { true, 0, 0 },
+	[KIWI_OP_READ_REQ]	= { false, KIWI_QN_READ_REQ, 0 },
+	[KIWI_OP_READ_RESP]	= { true, 0, 0 },
+	[KIWI_OP_SEND]		= { false, KIWI_QN_SEND, 0 },
+	[KIWI_OP_SEND_INV]	= { false, KIWI_QN_SEND, 0 },
+	[KIWI_OP_SEND_SE]	= { false, KIWI_QN_SEND, 0 },
+	[KIWI_OP_SEND_SE_INV]	= { false, KIWI_QN_SEND, 0 },
+	[KIWI_OP_TERMINATE]	= { false, KIWI_QN_TERMINATE, 0 },
+	[KIWI_OP_IMM]		= { false, KIWI_QN_SEND, KIWI_IMM_LEN },
+	[KIWI_OP_IMM_SE]	= { false, KIWI_QN_SEND, KIWI_IMM_LEN },
+	[KIWI_OP_ATOMIC_REQ]	= { false, KIWI_QN_READ_REQ,
+				    KIWI_ATOMIC_REQ_LEN },
+	[KIWI_OP_ATOMIC_RESP]	= { false, KIWI_QN_ATOMIC_RESP,
+				    KIWI_ATOMIC_RESP_LEN },
 };
 
 static bool op_has_inv_stag(unsigned int opcode)
@@ -289,7 +298,7 @@ u32 kiwi_ddp_parse(const u8 *ulpdu, size_t len, struct kiwi_ddp_hdr *h)
 	/* RV 00b (RDMA Consortium) is refused: kiwi speaks RFC 5040 only. */
 	if ((rdmap_ctrl >> RDMAP_RV_SHIFT) != KIWI_RDMAP_VERSION)
 		return KIWI_TC_RDMAP_INV_VERSION;
-	if (opcode > KIWI_OP_TERMINATE || rdmap_ops[opcode].tagged != h->tagged)
+	if (opcode > KIWI_OP_MAX || rdmap_ops[opcode].tagged != h->tagged)
 		return KIWI_TC_RDMAP_UNEXP_OPCODE;
 	if (h->tagged)
 		return 0;
@@ -310,6 +319,14 @@ u32 kiwi_ddp_parse(const u8 *ulpdu, size_t len, struct kiwi_ddp_hdr *h)
 			return KIWI_TC_RDMAP_OP_UNSPEC;
 		/* An MPA ULPDU_Length is 16 bits, so this never truncates. */
 		h->hdr_len = (unsigned int)len;
+	} else if (rdmap_ops[opcode].hdr_only) {
+		/* RFC 7306: one segment, its header and nothing else. */
+		unsigned int need = KIWI_UNTAGGED_HDR_LEN +
+				    rdmap_ops[opcode].hdr_only;
+
+		if (!h->last || len != need)
+			return KIWI_TC_RDMAP_OP_UNSPEC;
+		h->hdr_len = need;
 	}
 	return 0;
 }
@@ -364,6 +381,105 @@ void kiwi_read_req_build(u8 *buf, const struct kiwi_read_req *r)
 	put_unaligned_be32(r->size, buf + RREQ_OFF_SIZE);
 	put_unaligned_be32(r->src_stag, buf + RREQ_OFF_SRC_STAG);
 	put_unaligned_be64(r->src_to, buf + RREQ_OFF_SRC_TO);
+}
+
+/* ---- RFC 7306: atomics and Immediate Data ---- */
+
+/* Atomic Request header */
+#define AREQ_OFF_CODE		0	/* 28 reserved bits, 4-bit code */
+#define AREQ_OFF_REQ_ID		4
+#define AREQ_OFF_STAG		8
+#define AREQ_OFF_TO		12
+#define AREQ_OFF_ADD_SWAP	20
+#define AREQ_OFF_ADD_SWAP_MASK	28
+#define AREQ_OFF_COMPARE	36
+#define AREQ_OFF_COMPARE_MASK	44
+#define AREQ_CODE_MASK		0x0f
+/* Atomic Response header */
+#define ARESP_OFF_REQ_ID	0
+#define ARESP_OFF_ORIG		4
+
+u32 kiwi_atomic_req_parse(const u8 *buf, struct kiwi_atomic_req *r)
+{
+	/* Reserved bits are ignored, as everywhere. */
+	r->code = get_unaligned_be32(buf + AREQ_OFF_CODE) & AREQ_CODE_MASK;
+	r->req_id = get_unaligned_be32(buf + AREQ_OFF_REQ_ID);
+	r->stag = get_unaligned_be32(buf + AREQ_OFF_STAG);
+	r->to = get_unaligned_be64(buf + AREQ_OFF_TO);
+	r->add_swap = get_unaligned_be64(buf + AREQ_OFF_ADD_SWAP);
+	r->add_swap_mask = get_unaligned_be64(buf + AREQ_OFF_ADD_SWAP_MASK);
+	r->compare = get_unaligned_be64(buf + AREQ_OFF_COMPARE);
+	r->compare_mask = get_unaligned_be64(buf + AREQ_OFF_COMPARE_MASK);
+	if (r->code != KIWI_ATOMIC_FETCH_ADD && r->code != KIWI_ATOMIC_CMP_SWAP)
+		return KIWI_TC_RDMAP_OP_UNSPEC;
+	return 0;
+}
+
+void kiwi_atomic_req_build(u8 *buf, const struct kiwi_atomic_req *r)
+{
+	put_unaligned_be32(r->code & AREQ_CODE_MASK, buf + AREQ_OFF_CODE);
+	put_unaligned_be32(r->req_id, buf + AREQ_OFF_REQ_ID);
+	put_unaligned_be32(r->stag, buf + AREQ_OFF_STAG);
+	put_unaligned_be64(r->to, buf + AREQ_OFF_TO);
+	put_unaligned_be64(r->add_swap, buf + AREQ_OFF_ADD_SWAP);
+	put_unaligned_be64(r->add_swap_mask, buf + AREQ_OFF_ADD_SWAP_MASK);
+	put_unaligned_be64(r->compare, buf + AREQ_OFF_COMPARE);
+	put_unaligned_be64(r->compare_mask, buf + AREQ_OFF_COMPARE_MASK);
+}
+
+u64 kiwi_atomic_apply(const struct kiwi_atomic_req *r, u64 orig)
+{
+	u64 sum, carry_cut, a = orig, b = r->add_swap;
+	unsigned int i;
+
+	if (r->code == KIWI_ATOMIC_CMP_SWAP) {
+		if ((orig ^ r->compare) & r->compare_mask)
+			return orig;
+		return (orig & ~r->add_swap_mask) |
+		       (r->add_swap & r->add_swap_mask);
+	}
+	if (!r->add_swap_mask)
+		return orig + r->add_swap;
+	/*
+	 * Fields end at the mask's set bits: add bit by bit, dropping the
+	 * carry out of each such bit.
+	 */
+	sum = 0;
+	carry_cut = 0;
+	for (i = 0; i < 64; i++) {
+		u64 bit = (u64)1 << i;
+		u64 x = (a & bit ? 1 : 0) + (b & bit ? 1 : 0) + carry_cut;
+
+		if (x & 1)
+			sum |= bit;
+		carry_cut = (x >> 1) && !(r->add_swap_mask & bit) ? 1 : 0;
+	}
+	return sum;
+}
+
+void kiwi_atomic_resp_parse(const u8 *buf, struct kiwi_atomic_resp *r)
+{
+	r->req_id = get_unaligned_be32(buf + ARESP_OFF_REQ_ID);
+	r->orig = get_unaligned_be64(buf + ARESP_OFF_ORIG);
+}
+
+void kiwi_atomic_resp_build(u8 *buf, const struct kiwi_atomic_resp *r)
+{
+	put_unaligned_be32(r->req_id, buf + ARESP_OFF_REQ_ID);
+	put_unaligned_be64(r->orig, buf + ARESP_OFF_ORIG);
+}
+
+void kiwi_imm_parse(const u8 *buf, struct kiwi_imm *imm)
+{
+	/* The consumer's bytes are kept as they are: no byte swap. */
+	memcpy(&imm->data, buf, sizeof(imm->data));
+	imm->kiwi = get_unaligned_be32(buf + 4);
+}
+
+void kiwi_imm_build(u8 *buf, const struct kiwi_imm *imm)
+{
+	memcpy(buf, &imm->data, sizeof(imm->data));
+	put_unaligned_be32(imm->kiwi, buf + 4);
 }
 
 /* ---- Terminate ---- */

@@ -203,20 +203,33 @@ enum kiwi_rdmap_opcode {
 	KIWI_OP_SEND_SE = 5,
 	KIWI_OP_SEND_SE_INV = 6,
 	KIWI_OP_TERMINATE = 7,
+	/* RFC 7306 */
+	KIWI_OP_IMM = 8,		/* Immediate Data */
+	KIWI_OP_IMM_SE = 9,		/* Immediate Data with Solicited Event */
+	KIWI_OP_ATOMIC_REQ = 10,	/* Atomic Request */
+	KIWI_OP_ATOMIC_RESP = 11,	/* Atomic Response */
 };
+
+#define KIWI_OP_MAX	KIWI_OP_ATOMIC_RESP
 
 /* Untagged queue numbers RDMAP uses (RFC 5040 section 3.1). */
 enum kiwi_ddp_qn {
 	KIWI_QN_SEND = 0,
 	KIWI_QN_READ_REQ = 1,
 	KIWI_QN_TERMINATE = 2,
+	KIWI_QN_ATOMIC_RESP = 3,	/* RFC 7306; Atomic Requests use QN 1 */
 };
+
+#define KIWI_NUM_QN	4
 
 #define KIWI_DDP_VERSION	1
 #define KIWI_RDMAP_VERSION	1
 #define KIWI_TAGGED_HDR_LEN	14
 #define KIWI_UNTAGGED_HDR_LEN	18
 #define KIWI_READ_REQ_LEN	28	/* RDMAP header after the DDP header */
+#define KIWI_IMM_LEN		8	/* RFC 7306 Immediate Data */
+#define KIWI_ATOMIC_REQ_LEN	52	/* RFC 7306 Atomic Request header */
+#define KIWI_ATOMIC_RESP_LEN	12	/* RFC 7306 Atomic Response header */
 #define KIWI_TERM_CTRL_LEN	4	/* Terminate control word */
 #define KIWI_TERM_SEGLEN_LEN	2	/* DDP Segment Length, when D is set */
 
@@ -232,8 +245,9 @@ enum kiwi_ddp_qn {
  * @qn: untagged: queue number
  * @msn: untagged: message sequence number
  * @mo: untagged: message offset of this segment
- * @hdr_len: DDP header length plus, for Read Request and Terminate, the
- *	RDMAP header that follows it: the payload starts here
+ * @hdr_len: DDP header length plus, for Read Request, Terminate and the
+ *	RFC 7306 messages, the RDMAP header that follows it (the 8 bytes of
+ *	Immediate Data count as one): the payload starts here
  */
 struct kiwi_ddp_hdr {
 	u8 opcode;
@@ -261,8 +275,10 @@ struct kiwi_ddp_hdr {
  * and T flag as RFC 5040 Fig. 4 gives it for the opcode
  * (KIWI_TC_RDMAP_UNEXP_OPCODE); QN as Fig. 4 gives it (KIWI_TC_DDP_U_INV_QN);
  * a Read Request is exactly 18 + 28 bytes and a single last segment, a
- * Terminate is a single last segment of at least 18 + 4 bytes
- * (KIWI_TC_RDMAP_OP_UNSPEC). Reserved bits are ignored. MSN, MO, STags and
+ * Terminate is a single last segment of at least 18 + 4 bytes, and the
+ * RFC 7306 messages are single last segments of exactly 18 + 8 (Immediate
+ * Data, with or without SE), 18 + 52 (Atomic Request) and 18 + 12 (Atomic
+ * Response) bytes (KIWI_TC_RDMAP_OP_UNSPEC). Reserved bits are ignored. MSN, MO, STags and
  * offsets need connection state: the caller checks them.
  *
  * Return: 0 or a Terminate code.
@@ -293,6 +309,97 @@ struct kiwi_read_req {
 /* 28 bytes at @buf, which the caller has checked are there. */
 void kiwi_read_req_parse(const u8 *buf, struct kiwi_read_req *r);
 void kiwi_read_req_build(u8 *buf, const struct kiwi_read_req *r);
+
+/* RFC 7306 Atomic Operation codes (the low 4 bits of the first word). */
+enum kiwi_atomic_code {
+	KIWI_ATOMIC_FETCH_ADD = 0,
+	KIWI_ATOMIC_CMP_SWAP = 2,
+};
+
+/**
+ * struct kiwi_atomic_req - RFC 7306 Atomic Request header
+ * @code: enum kiwi_atomic_code
+ * @req_id: Request Identifier, echoed in the Atomic Response
+ * @stag: Remote STag of the 8 bytes operated on
+ * @to: their Remote Tagged Offset
+ * @add_swap: FetchAdd: the addend; CmpSwap: the swap value
+ * @add_swap_mask: FetchAdd: field boundaries (a set bit stops the carry
+ *	out of it); CmpSwap: the bits swapped in
+ * @compare: CmpSwap: the value compared with
+ * @compare_mask: CmpSwap: the bits compared
+ */
+struct kiwi_atomic_req {
+	u8 code;
+	u32 req_id;
+	u32 stag;
+	u64 to;
+	u64 add_swap;
+	u64 add_swap_mask;
+	u64 compare;
+	u64 compare_mask;
+};
+
+/**
+ * kiwi_atomic_req_parse() - decode an Atomic Request header
+ * @buf: KIWI_ATOMIC_REQ_LEN bytes, which the caller has checked are there
+ * @r: decoded
+ *
+ * Return: 0, or KIWI_TC_RDMAP_OP_UNSPEC for an Atomic Operation code other
+ * than FetchAdd and CmpSwap. The STag, the 8-byte alignment of the Tagged
+ * Offset and the bounds need connection state: the caller checks them
+ * (kiwi_atomic_aligned()).
+ */
+u32 kiwi_atomic_req_parse(const u8 *buf, struct kiwi_atomic_req *r);
+void kiwi_atomic_req_build(u8 *buf, const struct kiwi_atomic_req *r);
+
+/* RFC 7306: the 8 bytes operated on are 8-byte aligned. */
+static inline bool kiwi_atomic_aligned(u64 to)
+{
+	return !(to & 7);
+}
+
+/**
+ * kiwi_atomic_apply() - the new value an Atomic Request leaves in memory
+ * @r: the request
+ * @orig: the value it found there
+ *
+ * FetchAdd adds @r->add_swap, the carry stopping at every bit set in
+ * @r->add_swap_mask (0: one 64-bit add). CmpSwap, when the bits of
+ * @r->compare_mask are equal in @orig and @r->compare, swaps in the bits
+ * of @r->add_swap that @r->add_swap_mask selects; else @orig stays.
+ */
+u64 kiwi_atomic_apply(const struct kiwi_atomic_req *r, u64 orig);
+
+/**
+ * struct kiwi_atomic_resp - RFC 7306 Atomic Response header
+ * @req_id: the Original Request Identifier
+ * @orig: the Original Remote Data Value
+ */
+struct kiwi_atomic_resp {
+	u32 req_id;
+	u64 orig;
+};
+
+void kiwi_atomic_resp_parse(const u8 *buf, struct kiwi_atomic_resp *r);
+void kiwi_atomic_resp_build(u8 *buf, const struct kiwi_atomic_resp *r);
+
+/*
+ * RFC 7306 Immediate Data: 8 opaque bytes. The verbs give 32 bits of
+ * immediate data (big-endian, as the consumer passed them): kiwi carries
+ * them in the first 4 bytes. The last 4 bytes are kiwi's: a Send with
+ * Immediate goes out as Immediate Data with KIWI_IMM_WITH_SEND there,
+ * then the Send, and the receiver completes both with the Send's one
+ * receive WQE; 0 stands alone (after an RDMA Write) and takes a WQE.
+ */
+#define KIWI_IMM_WITH_SEND	1u
+
+struct kiwi_imm {
+	u32 data;	/* the verbs' imm_data, as on the wire */
+	u32 kiwi;	/* 0 or KIWI_IMM_WITH_SEND */
+};
+
+void kiwi_imm_parse(const u8 *buf, struct kiwi_imm *imm);
+void kiwi_imm_build(u8 *buf, const struct kiwi_imm *imm);
 
 /**
  * struct kiwi_term - a Terminate message's RDMAP header (RFC 5040 4.8)

@@ -17,6 +17,12 @@ static bool sqe_is_read(u8 opcode)
 	return opcode == KIWI_WR_RDMA_READ || opcode == KIWI_WR_READ_INV;
 }
 
+bool kiwi_sqe_is_atomic(u8 opcode)
+{
+	return opcode == KIWI_WR_ATOMIC_CMP_SWP ||
+	       opcode == KIWI_WR_ATOMIC_FETCH_ADD;
+}
+
 enum kiwi_sqe_verdict kiwi_sqe_check(const struct kiwi_sqe *c, bool user,
 				     u32 max_sge, u32 max_inline)
 {
@@ -26,7 +32,19 @@ enum kiwi_sqe_verdict kiwi_sqe_check(const struct kiwi_sqe *c, bool user,
 	case KIWI_WR_SEND_INV:
 	case KIWI_WR_LOCAL_INV:
 	case KIWI_WR_BIND_MW:
+	case KIWI_WR_WRITE_IMM:
+	case KIWI_WR_SEND_IMM:
 		break;
+	case KIWI_WR_ATOMIC_CMP_SWP:
+	case KIWI_WR_ATOMIC_FETCH_ADD:
+		/*
+		 * One local SGE of exactly the 8 bytes, never inline, and
+		 * only on a QP that has room for an SGE.
+		 */
+		if (c->flags & KIWI_WQE_INLINE || c->num_sge != 1 ||
+		    c->num_sge > max_sge || c->atomic_sge.length != 8)
+			return KIWI_SQE_BAD_LEN;
+		return KIWI_SQE_OK;
 	case KIWI_WR_RDMA_READ:
 		/* One sink SGE (max_sge_rd) */
 		if (c->num_sge > 1)

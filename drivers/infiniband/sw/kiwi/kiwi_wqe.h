@@ -30,8 +30,10 @@ enum kiwi_sqe_verdict {
  * @max_inline: the QP's max_inline (at most KIWI_MAX_INLINE)
  *
  * Fast-register and Read with Invalidate come from kernel consumers only;
- * a Read has at most one (sink) SGE and no inline data. Entries without
- * payload (fast-register, local invalidate, bind) pass on their opcode.
+ * a Read has at most one (sink) SGE and no inline data; an atomic exactly
+ * one SGE of 8 bytes (else KIWI_SQE_BAD_LEN, also when @max_sge is 0).
+ * Entries without payload (fast-register, local invalidate, bind) pass on
+ * their opcode.
  *
  * Return: KIWI_SQE_OK, KIWI_SQE_BAD_OP or KIWI_SQE_BAD_LEN. With
  * KIWI_SQE_OK an inline entry's data is in @c->sge, and @c->num_sge of
@@ -39,6 +41,9 @@ enum kiwi_sqe_verdict {
  */
 enum kiwi_sqe_verdict kiwi_sqe_check(const struct kiwi_sqe *c, bool user,
 				     u32 max_sge, u32 max_inline);
+
+/* An RFC 7306 atomic: one local 8-byte SGE, takes an ORD slot. */
+bool kiwi_sqe_is_atomic(u8 opcode);
 
 /* Whether a send queue entry's opcode moves data (kiwi_sqe_check() it). */
 bool kiwi_sqe_has_payload(const struct kiwi_sqe *c);

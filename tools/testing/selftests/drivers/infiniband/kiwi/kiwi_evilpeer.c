@@ -899,11 +899,12 @@ static unsigned int small_msg(struct peer *p, u8 *u, u8 opcode, bool to_rw)
 	return tagged(u, opcode, p->rw.stag, p->rw.addr, "data", 4);
 }
 
+/* 1100b: RFC 7306 took 8 to 11, 12 to 15 are still reserved. */
 static void c_opcode_unknown(struct peer *p)
 {
 	u8 u[64];
 
-	send_bad(p, u, small_msg(p, u, 8, false));
+	send_bad(p, u, small_msg(p, u, 12, false));
 }
 
 /* A Send opcode with the T flag: Fig. 4 says untagged. */
@@ -1084,6 +1085,125 @@ static void c_readresp_unsolicited(struct peer *p)
 	u8 u[64];
 
 	send_bad(p, u, small_msg(p, u, KIWI_OP_READ_RESP, true));
+}
+
+/* ---- RFC 7306 ---- */
+
+/*
+ * An Atomic Request (QN 1, in sequence with Read Requests) of operation
+ * @code on the 8 bytes at (@stag, @to): FetchAdd 1 unless @code says
+ * otherwise.
+ */
+static unsigned int atomic_req(struct peer *p, u8 *u, u32 code, u32 stag,
+			       u64 to)
+{
+	struct kiwi_atomic_req ar = {
+		.code = code,
+		.req_id = p->msn_rreq,
+		.stag = stag,
+		.to = to,
+		.add_swap = 1,
+	};
+
+	kiwi_ddp_build_untagged(u, KIWI_OP_ATOMIC_REQ, true, 0,
+				KIWI_QN_READ_REQ, p->msn_rreq++, 0);
+	kiwi_atomic_req_build(u + KIWI_UNTAGGED_HDR_LEN, &ar);
+	return KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_REQ_LEN;
+}
+
+/* An Atomic Response with no Atomic Request outstanding. */
+static void c_atomic_resp_unsolicited(struct peer *p)
+{
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_RESP_LEN];
+	struct kiwi_atomic_resp ar = { .req_id = 1, .orig = 42 };
+
+	kiwi_ddp_build_untagged(u, KIWI_OP_ATOMIC_RESP, true, 0,
+				KIWI_QN_ATOMIC_RESP, 1, 0);
+	kiwi_atomic_resp_build(u + KIWI_UNTAGGED_HDR_LEN, &ar);
+	send_bad(p, u, sizeof(u));
+}
+
+/* Atomic Operation code 1: neither FetchAdd (0) nor CmpSwap (2). */
+static void c_atomic_badcode(struct peer *p)
+{
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_REQ_LEN];
+
+	need_regions(p);
+	send_bad(p, u, atomic_req(p, u, 1, p->rw.stag, p->rw.addr));
+}
+
+/* A FetchAdd 4 bytes into region rw (which grants remote atomic). */
+static void c_atomic_misaligned(struct peer *p)
+{
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_REQ_LEN];
+
+	need_regions(p);
+	send_bad(p, u, atomic_req(p, u, KIWI_ATOMIC_FETCH_ADD, p->rw.stag,
+				  p->rw.addr + 4));
+}
+
+static void c_atomic_badstag(struct peer *p)
+{
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_REQ_LEN];
+
+	send_bad(p, u, atomic_req(p, u, KIWI_ATOMIC_FETCH_ADD, BOGUS_STAG, 0));
+}
+
+/* Region ro grants remote read only. */
+static void c_atomic_noaccess(struct peer *p)
+{
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_ATOMIC_REQ_LEN];
+
+	need_regions(p);
+	send_bad(p, u, atomic_req(p, u, KIWI_ATOMIC_FETCH_ADD, p->ro.stag,
+				  p->ro.addr));
+}
+
+/* An Immediate Data message on QN 0: @word is kiwi's second word. */
+static unsigned int imm_msg(struct peer *p, u8 *u, u8 opcode, u32 word)
+{
+	struct kiwi_imm imm = { .data = 0x11223344, .kiwi = word };
+
+	kiwi_ddp_build_untagged(u, opcode, true, 0, KIWI_QN_SEND,
+				p->msn_send++, 0);
+	kiwi_imm_build(u + KIWI_UNTAGGED_HDR_LEN, &imm);
+	return KIWI_UNTAGGED_HDR_LEN + KIWI_IMM_LEN;
+}
+
+/* Immediate Data of 12 bytes, 4 more than RFC 7306's 8. */
+static void c_imm_long(struct peer *p)
+{
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_IMM_LEN + 4] = { 0 };
+
+	imm_msg(p, u, KIWI_OP_IMM, 0);
+	send_bad(p, u, sizeof(u));
+}
+
+/* Immediate Data with SE cut to 4 bytes. */
+static void c_imm_short(struct peer *p)
+{
+	u8 u[KIWI_UNTAGGED_HDR_LEN + KIWI_IMM_LEN];
+
+	imm_msg(p, u, KIWI_OP_IMM_SE, 0);
+	send_bad(p, u, KIWI_UNTAGGED_HDR_LEN + 4);
+}
+
+/*
+ * Two Immediate Data "for the Send that follows" (kiwi's Send with
+ * Immediate) in a row: the second is the offender.
+ */
+static void c_imm_twice(struct peer *p)
+{
+	u8 u[2][KIWI_UNTAGGED_HDR_LEN + KIWI_IMM_LEN];
+	u8 out[128];
+	size_t n;
+
+	n = fpdu_frame(p, out, u[0], imm_msg(p, u[0], KIWI_OP_IMM,
+					     KIWI_IMM_WITH_SEND), 0);
+	imm_msg(p, u[1], KIWI_OP_IMM, KIWI_IMM_WITH_SEND);
+	offender(p, u[1], sizeof(u[1]));
+	n += fpdu_frame(p, out + n, u[1], sizeof(u[1]), 0);
+	send_all(p, out, n);
 }
 
 /* We terminate: the device must not answer with a Terminate of its own. */
@@ -1348,7 +1468,7 @@ static void c_term_stream(struct peer *p)
 	p->want_len = sizeof(want);
 	send_big_read(p);
 	sleep(1);	/* the response is under way, held by our window */
-	send_bad(p, u, small_msg(p, u, 8, false));
+	send_bad(p, u, small_msg(p, u, 12, false));
 	collect(p, UNTIL_CLOSE, want, &to);
 	snprintf(p->detail + strlen(p->detail),
 		 sizeof(p->detail) - strlen(p->detail),
@@ -1432,7 +1552,7 @@ static const struct evil_case cases[] = {
 	RDMA("crc-write", c_crc_write, "1 KiB Write, a payload bit flipped after the CRC"),
 	RDMA("crc-write-split", c_crc_write_split, "the same, 16000 bytes in three pieces"),
 	RDMA("crc-split", c_crc_split, "valid 16000-byte Writes in three pieces, read back"),
-	RDMA("opcode-unknown", c_opcode_unknown, "RDMAP opcode 8"),
+	RDMA("opcode-unknown", c_opcode_unknown, "RDMAP opcode 12"),
 	RDMA("opcode-tflag", c_opcode_tflag, "Send opcode with the T flag"),
 	RDMA("rdmap-version", c_rdmap_version, "RDMAP version 2"),
 	RDMA("ddp-version", c_ddp_version, "untagged DDP version 2"),
@@ -1462,6 +1582,15 @@ static const struct evil_case cases[] = {
 	RDMA("sendinv-user-mr", c_sendinv_user_mr, "Send with Invalidate of a user MR"),
 	RDMA("sendinv-badstag", c_sendinv_badstag, "Send with SE and Invalidate of no STag"),
 	RDMA("readresp-unsolicited", c_readresp_unsolicited, "Read Response with no Read"),
+	RDMA("atomic-resp-unsolicited", c_atomic_resp_unsolicited,
+	     "Atomic Response with no Atomic Request"),
+	RDMA("atomic-badcode", c_atomic_badcode, "Atomic Request of operation code 1"),
+	RDMA("atomic-misaligned", c_atomic_misaligned, "FetchAdd at an address 4 bytes off 8"),
+	RDMA("atomic-badstag", c_atomic_badstag, "FetchAdd at an STag that does not exist"),
+	RDMA("atomic-noaccess", c_atomic_noaccess, "FetchAdd in a region without remote atomic"),
+	RDMA("imm-long", c_imm_long, "Immediate Data of 12 bytes"),
+	RDMA("imm-short", c_imm_short, "Immediate Data with SE of 4 bytes"),
+	RDMA("imm-twice", c_imm_twice, "two Immediate Data for one Send in a row"),
 	RDMA("peer-terminate", c_peer_terminate, "a Terminate from us"),
 	RDMA("local-lkey", c_local, "the server posts a Send with a bad lkey"),
 	RDMA("local-bind", c_local, "the server's window bind is refused"),

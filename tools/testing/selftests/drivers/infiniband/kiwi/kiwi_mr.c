@@ -297,8 +297,7 @@ int main(int argc, char **argv)
 	munmap(map, page);
 
 	/*
-	 * Remote atomic is granted but never exercised (iWARP has no atomic
-	 * operation); qperf asks for it on every MR. Like remote write, it
+	 * Remote atomic (RFC 7306 atomics, atomic.sh), like remote write,
 	 * needs local write.
 	 */
 	mr = reg(pd, buf, 100, LW | IBV_ACCESS_REMOTE_ATOMIC);

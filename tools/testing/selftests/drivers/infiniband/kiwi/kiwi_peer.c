@@ -32,7 +32,20 @@ static int open_qp_mem(struct kp_peer *p, const struct kp_caps *c)
 		if (!p->mr)
 			return -1;
 	}
-	if (p->id) {
+	if (p->id && c->send_ops) {
+		struct ibv_qp_init_attr_ex qx = {
+			.send_cq = qa.send_cq, .recv_cq = qa.recv_cq,
+			.srq = qa.srq, .qp_type = IBV_QPT_RC,
+			.sq_sig_all = qa.sq_sig_all, .cap = qa.cap, .pd = p->pd,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = c->send_ops,
+		};
+
+		if (rdma_create_qp_ex(p->id, &qx))
+			return -1;
+		p->qp = p->id->qp;
+	} else if (p->id) {
 		if (rdma_create_qp(p->id, p->pd, &qa))
 			return -1;
 		p->qp = p->id->qp;

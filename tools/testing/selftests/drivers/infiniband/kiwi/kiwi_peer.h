@@ -28,6 +28,7 @@ struct kp_caps {
 	uint32_t srq_wr;	/* make an SRQ of this many WRs, recv_sge SGEs */
 	size_t buf_len;		/* a zeroed, page-aligned buffer, registered */
 	int access;		/* with these rights */
+	uint64_t send_ops;	/* IBV_QP_EX_WITH_*: an extended QP */
 };
 
 struct kp_peer {

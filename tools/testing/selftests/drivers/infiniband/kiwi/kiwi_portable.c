@@ -803,8 +803,8 @@ static int xbad_batch(struct xend *e, int kind)
 		ibv_wr_rdma_read(x, e->mr->rkey, a);
 		ibv_wr_set_inline_data(x, e->buf + SEND_OFF, 8);
 		break;
-	case 6:	/* immediate data, which kiwi does not offer yet */
-		ibv_wr_send_imm(x, htobe32(1));
+	case 6:	/* an atomic's local buffer is 8 bytes */
+		ibv_wr_atomic_fetch_add(x, e->mr->rkey, a, 1);
 		ibv_wr_set_sge(x, e->mr->lkey, a, 16);
 		break;
 	}
@@ -821,10 +821,10 @@ static void client_ex(struct rdma_event_channel *ch, const char *addr,
 		"a data setter before any builder: EINVAL",
 		"one Send more than the send queue holds: ENOMEM",
 		"inline data on an RDMA Read: EINVAL",
-		"ibv_wr_send_imm (no immediate data on kiwi yet): EOPNOTSUPP",
+		"ibv_wr_atomic_fetch_add into 16 local bytes (not 8): EINVAL",
 	};
 	static const int bad_errno[] = {
-		EINVAL, EINVAL, EINVAL, EINVAL, ENOMEM, EINVAL, EOPNOTSUPP,
+		EINVAL, EINVAL, EINVAL, EINVAL, ENOMEM, EINVAL, EINVAL,
 	};
 	struct rdma_conn_param cp = kc_param(4, 4, NULL, 0);
 	uint8_t rbuf[SLOT];
@@ -1117,11 +1117,8 @@ static void local_ex(struct ibv_context *ctx, struct ibv_pd *pd)
 		uint64_t ops;
 		const char *name;
 	} no_ops[] = {
-		{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" },
-		{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" },
-		{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" },
-		{ IBV_QP_EX_WITH_SEND_WITH_IMM, "SEND_WITH_IMM" },
 		{ IBV_QP_EX_WITH_TSO, "TSO" },
+		{ IBV_QP_EX_WITH_ATOMIC_WRITE, "ATOMIC_WRITE" },
 	};
 	static const struct {
 		uint64_t wc_flags;

@@ -549,11 +549,11 @@ int main(int argc, char **argv)
 		      "V-NOT-6 flushed (error) completions fire a solicited-only arm");
 
 		swr[0].next = NULL;
-		swr[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		swr[0].opcode = IBV_WR_TSO;
 		swr[0].send_flags = 0;
 		bad = NULL;
 		check(ibv_post_send(qp, swr, &bad) == EINVAL && bad == swr,
-		      "an unsupported opcode is refused with EINVAL");
+		      "an unsupported opcode (TSO) is refused with EINVAL");
 		swr[0].opcode = IBV_WR_SEND;
 		swr[0].num_sge = 3;
 		check(ibv_post_send(qp, swr, &bad) == EINVAL && bad == swr,

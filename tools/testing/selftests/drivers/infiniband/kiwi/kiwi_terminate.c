@@ -301,9 +301,10 @@ static void conn_act(struct conn *c)
 /* Protection domains and the advertised regions, for all connections. */
 static void mem_init(struct ibv_context *ctx)
 {
+	/* rw grants remote atomic too, for the RFC 7306 cases. */
 	static const int access[NREGION] = {
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			IBV_ACCESS_REMOTE_READ,
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |

@@ -190,6 +190,26 @@ evil sendinv-user-mr "term 0/1/09 md" "$ACCESS" \
 evil sendinv-badstag "term 0/1/00 md" "$ACCESS" "R-VAL-4"
 evil readresp-unsolicited "term 0/2/06 md" "$FATAL" "R-RRS-7"
 
+# RFC 7306 toward kiwi, in the order kiwi checks (kiwi.rst, "Atomics and
+# immediate data"): nothing is carried out, nothing completes at the
+# server. An Atomic Response answers no request; the Atomic Request's
+# code, then its STag and access, then its alignment; Immediate Data is
+# exactly 8 bytes, and one marked for the Send behind it may not follow
+# another.
+evil atomic-resp-unsolicited "term 0/2/06 md" "$FATAL" \
+	"Atomic Response with nothing outstanding: Unexpected OpCode"
+evil atomic-badcode "term 0/2/ff md" "$FATAL" \
+	"Atomic Operation code 1: Remote Operation Error, Unspecified"
+evil atomic-badstag "term 0/1/00 md" "$ACCESS" "Invalid STag"
+evil atomic-noaccess "term 0/1/02 md" "$ACCESS" \
+	"region without IBV_ACCESS_REMOTE_ATOMIC: access rights"
+evil atomic-misaligned "term 0/2/ff md" "$FATAL" \
+	"Tagged Offset not 8-byte aligned: Remote Operation Error, Unspecified"
+evil imm-long "term 0/2/ff md" "$FATAL" "12-byte Immediate Data"
+evil imm-short "term 0/2/ff md" "$FATAL" "4-byte Immediate Data with SE"
+evil imm-twice "term 0/2/ff md" "$FATAL" \
+	"a second Immediate Data for the Send before the Send"
+
 # A Terminate from the peer is delivered, never answered (R-TRM-2, R-TRM-7).
 evil peer-terminate closed "$FATAL" "R-TRM-7"
 

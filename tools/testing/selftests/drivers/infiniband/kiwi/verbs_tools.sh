@@ -49,7 +49,7 @@ devinfo_expected() {
 	max_res_rd_atom: 2097152
 	max_qp_init_rd_atom: 128
 	max_ee_init_rd_atom: 0
-	atomic_cap: ATOMIC_NONE \(0\)
+	atomic_cap: ATOMIC_HCA \(1\)
 	max_ee: 0
 	max_rdd: 0
 	max_mw: 4096
@@ -169,8 +169,8 @@ check "query_device: the limits kiwi enforces (PD 65536, QP 16384, CQ 16384, MR 
 	      has_line "$q" "^max_cq=16384$" && has_line "$q" "^max_mr=65536$"'
 check "query_device: vendor_id is KIWI_VENDOR_ID (0x6b6977, not 0)" \
 	has_line "$q" "^vendor_id=0x6b6977$"
-check "query_device: no atomics (IBV_ATOMIC_NONE); the device and port capabilities kiwi has" \
-	eval 'has_line "$q" "^atomic_cap=0$" &&
+check "query_device: RFC 7306 atomics (IBV_ATOMIC_HCA); the device and port capabilities kiwi has" \
+	eval 'has_line "$q" "^atomic_cap=1$" &&
 	      has_line "$q" "^device_cap_flags=0x1220c00$" &&
 	      has_line "$q" "^port_cap_flags=0x10000$"'
 

@@ -12,6 +12,7 @@
 #ifndef _KIWI_KTEST_H
 #define _KIWI_KTEST_H
 
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -82,9 +83,31 @@ static inline struct net *kt_net(struct kt *kt, int fd, const char *param)
 	return net;
 }
 
+#define KT_TIMEOUT	(20 * HZ)	/* the longest wait for the peer */
+
+/*
+ * Poll @cq (IB_POLL_DIRECT) for @want completions into @wc, for up to
+ * KT_TIMEOUT. Return: how many came, or ib_poll_cq()'s error.
+ */
+static inline int kt_poll_cq(struct ib_cq *cq, struct ib_wc *wc, int want)
+{
+	unsigned long end = jiffies + KT_TIMEOUT;
+	int got = 0;
+
+	while (got < want && time_before(jiffies, end)) {
+		int r = ib_poll_cq(cq, want - got, wc + got);
+
+		if (r < 0)
+			return r;
+		got += r;
+		if (got < want)
+			usleep_range(200, 500);
+	}
+	return got;
+}
+
 /* ---- one end of an rdma_cm connection ---- */
 
-#define KT_TIMEOUT	(20 * HZ)	/* the longest wait for the peer */
 #define KT_RESOLVE_MS	5000		/* for address and route */
 #define KT_CM_EVENTS	8
 

@@ -171,24 +171,6 @@ static u32 ks_limit(void)
 	return ib_query_srq(ks->srq, &a) ? 12345 : a.srq_limit;
 }
 
-/* Poll @cq for @want completions, for up to KT_TIMEOUT. */
-static int ks_poll(struct ib_cq *cq, struct ib_wc *wc, int want)
-{
-	unsigned long end = jiffies + KT_TIMEOUT;
-	int got = 0;
-
-	while (got < want && time_before(jiffies, end)) {
-		int r = ib_poll_cq(cq, want - got, wc + got);
-
-		if (r < 0)
-			return r;
-		got += r;
-		if (got < want)
-			usleep_range(500, 1000);
-	}
-	return got;
-}
-
 /*
  * A sends @count messages from @first, alternating over the QPs in @mask;
  * B receives and checks them. Return: all sent, received and right.
@@ -224,7 +206,7 @@ static bool ks_exchange(u32 count, u32 first, u32 mask)
 		if (ib_post_send(ks->a[on[k % non]].cm.id->qp, &wr, NULL))
 			return false;
 	}
-	got = ks_poll(ks->cq_a, wc, count);
+	got = kt_poll_cq(ks->cq_a, wc, count);
 	for (k = 0; k < got; k++)
 		good &= wc[k].status == IB_WC_SUCCESS;
 	if (got != count || !good) {
@@ -233,7 +215,7 @@ static bool ks_exchange(u32 count, u32 first, u32 mask)
 		return false;
 	}
 
-	got = ks_poll(ks->cq_b, wc, count);
+	got = kt_poll_cq(ks->cq_b, wc, count);
 	if (got != count) {
 		pr_info("# B: %d of %u messages received\n", got, count);
 		return false;
