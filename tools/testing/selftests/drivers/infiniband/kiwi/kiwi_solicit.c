@@ -6,9 +6,13 @@
  * and then orders Sends from the client, with IBV_SEND_SOLICITED or
  * without, in Sends of its own. A solicited-only arm must fire for a
  * solicited Send and not for a plain one; an arm for the next completion
- * fires for both; every message arrives intact. Either end may be kiwi or
- * the upstream siw: interop.sh runs it in both directions, programs.sh
- * kiwi to kiwi. Both print TAP; the scripts re-emit the server's points.
+ * fires for both; every message arrives intact. The client speaks first,
+ * with a greeting Send: MPA's responder sends nothing before the
+ * initiator's first FPDU when no ready-to-receive message was agreed on
+ * (revision 1, or siw's revision 2, which asks for none). Either end may
+ * be kiwi or the upstream siw: solicited.sh runs it kiwi to kiwi and with
+ * siw at either end. Both print TAP; the script re-emits the server's
+ * points.
  *
  *   kiwi_solicit server ADDR PORT [no-solicited-events]
  *   kiwi_solicit client ADDR PORT
@@ -131,6 +135,11 @@ static int server(const char *addr, const char *port, bool no_se)
 				 p.mr->lkey))
 			die("ibv_post_recv");
 	kc_accept_or_die(ch, id, &cp);
+	if (kp_poll(p.rcq, wc, 1, EVENT_MS) != 1 ||
+	    wc[0].status != IBV_WC_SUCCESS ||
+	    kp_post_recv(p.qp, wc[0].wr_id, p.buf + wc[0].wr_id * MSG_MAX,
+			 MSG_MAX, p.mr->lkey))
+		die("the client's greeting");
 
 	for (size_t s = 0; s < ARRAY_SIZE(steps); s++) {
 		const struct step *st = &steps[s];
@@ -210,6 +219,16 @@ static int client(const char *addr, const char *port)
 				 p.mr->lkey))
 			die("ibv_post_recv");
 	kc_connect_or_die(ch, id, &cp, NULL, 0);
+	{
+		struct ibv_wc wc;
+
+		if (kp_post_send(p.qp, 0, IBV_WR_SEND, IBV_SEND_SIGNALED,
+				 p.buf + NRECV * CTL_BYTES, 16, p.mr->lkey, 0,
+				 0) ||
+		    kp_poll(p.scq, &wc, 1, EVENT_MS) != 1 ||
+		    wc.status != IBV_WC_SUCCESS)
+			die("send the greeting");
+	}
 
 	for (;;) {
 		uint8_t *m = p.buf + NRECV * CTL_BYTES;
