@@ -249,6 +249,15 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->sq.max_sge = attr->cap.max_send_sge;
 	qp->rq.max_sge = attr->cap.max_recv_sge;
+	/*
+	 * Inline data is held in the SQE's SGE array, so a QP takes at least
+	 * as many inline bytes as its send SGEs cover, as the IB providers
+	 * round it up: programs post small inline Sends on QPs that asked for
+	 * no inline data at all (librdmacm's rdma_xclient does).
+	 */
+	attr->cap.max_inline_data = max_t(u32, attr->cap.max_inline_data,
+					  attr->cap.max_send_sge *
+					  sizeof(struct kiwi_sge));
 	qp->max_inline = attr->cap.max_inline_data;
 
 	/* Numbers start at 1; a full table is a resource shortage. */

@@ -27,17 +27,13 @@ srv=192.0.2.2
 # capture_start: dumpcap on kvA, TCP only, classic pcap (so that
 # iwarp_pcap.py can edit it), until capture_stop.
 capture_start() {
-	mkdir -p "$(dirname "$pcap")" && rm -f "$pcap"
-	ip netns exec kiwiA dumpcap -q -P -i kvA -f tcp -w "$pcap" >"$out/dumpcap.log" 2>&1 &
-	dumpcap_pid=$!
-	wait_for 60 grep -q "^File:" "$out/dumpcap.log"
+	mkdir -p "$(dirname "$pcap")" && pcap_start kiwiA kvA "$pcap"
 }
 
 # capture_stop: end the capture (a background job ignores SIGINT); it must
 # have dropped nothing.
 capture_stop() {
-	kill -TERM "$dumpcap_pid"
-	wait "$dumpcap_pid"
+	pcap_stop
 	sed 's/^/# dumpcap: /' "$out/dumpcap.log"
 	grep -qE "^Packets received/dropped on interface 'kvA': [0-9]+/0 " "$out/dumpcap.log"
 }

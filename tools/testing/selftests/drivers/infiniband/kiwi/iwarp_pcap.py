@@ -13,6 +13,17 @@
                                      of SYNTH_SIZE bytes, MPA v2, RTR
                                      Write), correct or with one fault
 
+    iwarp_pcap.py mpa IN PORT        print the MPA Request and Reply of
+                                     the first connection to TCP port
+                                     PORT in pcap IN: "request rev R
+                                     flags 0xFF" and "reply rev R flags
+                                     0xFF", or what is missing
+    iwarp_pcap.py sends IN PORT      print the RDMAP opcodes of the
+                                     Send-type messages (Send, with
+                                     Invalidate, with SE, with SE and
+                                     Invalidate: 3 to 6) the client of
+                                     that connection sent, in order
+
 Variants: good and crc (good, CRC off and on), then faults: plain (a
 TCP flow that is not iWARP), badcrc, crcfield (non-zero CRC field with CRC
 off), rev1 (MPA revision 1), nortr (no RTR), early (the responder sends
@@ -127,6 +138,79 @@ def flip(src, dst, port, newport):
             write_pcap(dst, head, recs + copy)
             return 0
     raise SystemExit("%s: no FPDU with 64 bytes of payload on port %d" % (src, port))
+
+
+def stream_start(recs, src, dst, n):
+    """The first n bytes (or fewer) that TCP port src sent to port dst,
+    in sequence order, from the first SYN on."""
+    segs = []
+    for _, pkt in recs:
+        seg = tcp_segment(pkt)
+        if not seg:
+            continue
+        tcp, off, length = seg
+        sport, dport = struct.unpack("!HH", pkt[tcp:tcp + 4])
+        if (sport, dport) != (src, dst):
+            continue
+        seq = struct.unpack("!I", pkt[tcp + 4:tcp + 8])[0]
+        if pkt[tcp + 13] & 0x02:            # SYN: the stream starts after it
+            segs = [(seq + 1, b"")]
+        elif segs and length:
+            segs.append((seq, bytes(pkt[off:off + length])))
+    if not segs:
+        return b""
+    base, stream = segs[0][0], bytearray()
+    for seq, data in sorted(segs[1:], key=lambda s: (s[0] - base) & 0xffffffff):
+        skip = len(stream) - ((seq - base) & 0xffffffff)
+        if 0 <= skip < len(data):
+            stream += data[skip:]
+        if len(stream) >= n:
+            break
+    return bytes(stream[:n])
+
+
+def first_client(src, port):
+    """The records of pcap src and the TCP source port of its first
+    connection to port; exits when there is none."""
+    _, recs = read_pcap(src)
+    for _, pkt in recs:
+        seg = tcp_segment(pkt)
+        if seg and pkt[seg[0] + 13] & 0x12 == 0x02:     # a SYN, no ACK
+            sport, dport = struct.unpack("!HH", pkt[seg[0]:seg[0] + 4])
+            if dport == port:
+                return recs, sport
+    raise SystemExit("no connection to port %d" % port)
+
+
+def sends(src, port):
+    recs, client = first_client(src, port)
+    stream = stream_start(recs, client, port, 1 << 30)
+    if len(stream) < 20:
+        print("no MPA Request")
+        return 1
+    pos, ops = 20 + struct.unpack("!H", stream[18:20])[0], []
+    while pos + 4 <= len(stream):
+        ulpdu = struct.unpack("!H", stream[pos:pos + 2])[0]
+        ddp, rdmap = stream[pos + 2], stream[pos + 3]
+        if ddp & 0x40 and 3 <= rdmap & 0x0f <= 6:        # last segment
+            ops.append(str(rdmap & 0x0f))
+        pos += 2 + ulpdu + (4 - (ulpdu + 2) % 4) % 4 + 4
+    print(" ".join(ops))
+    return 0
+
+
+def mpa(src, port):
+    recs, client = first_client(src, port)
+    rc = 0
+    for what, a, b, key in (("request", client, port, b"MPA ID Req Frame"),
+                            ("reply", port, client, b"MPA ID Rep Frame")):
+        head = stream_start(recs, a, b, 20)
+        if len(head) < 20 or head[:16] != key:
+            print("%s: none" % what)
+            rc = 1
+        else:
+            print("%s rev %d flags 0x%02x" % (what, head[17], head[16]))
+    return rc
 
 
 # ---- CRC32c, sent least significant octet first, as kiwi and siw do ----
@@ -302,6 +386,10 @@ def synth(variant, path):
 def main(argv):
     if len(argv) == 6 and argv[1] == "flip":
         return flip(argv[2], argv[3], int(argv[4]), int(argv[5]))
+    if len(argv) == 4 and argv[1] == "sends":
+        return sends(argv[2], int(argv[3]))
+    if len(argv) == 4 and argv[1] == "mpa":
+        return mpa(argv[2], int(argv[3]))
     if len(argv) == 4 and argv[1] == "synth" and argv[2] in VARIANTS:
         return synth(argv[2], argv[3])
     sys.stderr.write(__doc__)

@@ -444,6 +444,19 @@ int main(int argc, char **argv)
 	errno = 0;
 	qp = make_qp(&p, pd, cq, cq, 16385, 2, 0);
 	check(!qp && errno == EINVAL, "QP with 16385 WRs (max 16384) refused");
+	/* Inline data rounds up to what the send SGEs would cover. */
+	qp = make_qp(&p, pd, cq, cq, 8, 3, 0);
+	{
+		struct ibv_qp_init_attr init = {};
+		struct ibv_qp_attr a;
+
+		check(qp && !ibv_query_qp(qp, &a, IBV_QP_CAP, &init) &&
+		      init.cap.max_inline_data == 48 && a.cap.max_inline_data == 48,
+		      "QP with 3 SGEs and no inline data asked for takes 48 B inline (%u)",
+		      init.cap.max_inline_data);
+	}
+	if (qp)
+		kp_close(&p);
 
 	qp = make_qp(&p, pd, cq, cq, 8, 2, 64);
 	check(qp != NULL, "create RC QP (8 WRs, 2 SGEs, 64 B inline)");

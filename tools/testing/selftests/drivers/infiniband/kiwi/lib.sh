@@ -336,6 +336,22 @@ tap_pair() {
 	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
 }
 
+# pcap_start NS DEV FILE: dumpcap on DEV in namespace NS, TCP only, into
+# FILE as classic pcap (iwarp_pcap.py reads it), until pcap_stop; returns
+# once it captures. Its log is $out/dumpcap.log.
+pcap_start() {
+	rm -f "$3"
+	ip netns exec "$1" dumpcap -q -P -i "$2" -f tcp -w "$3" >"$out/dumpcap.log" 2>&1 &
+	pcap_pid=$!
+	wait_for 60 grep -q "^File:" "$out/dumpcap.log"
+}
+
+# pcap_stop: end pcap_start's capture (a background job ignores SIGINT).
+pcap_stop() {
+	kill -TERM "$pcap_pid"
+	wait "$pcap_pid"
+}
+
 # What kiwi_qpstate and kiwi_wrflow get (env) to hold an RDMA Read
 # outstanding: commands that drop, and stop dropping, every packet the
 # server in kiwiB sends.
