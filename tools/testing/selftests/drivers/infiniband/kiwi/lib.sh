@@ -367,7 +367,10 @@ pcap_start() {
 	rm -f "$3"
 	ip netns exec "$1" dumpcap -q -P -i "$2" -f tcp -w "$3" >"$out/dumpcap.log" 2>&1 &
 	pcap_pid=$!
-	wait_for 60 grep -q "^File:" "$out/dumpcap.log"
+	wait_for 60 grep -q "^File:" "$out/dumpcap.log" || return 1
+	# Seen once (mpa_rev1.sh): an rping connection made right after
+	# "File:" was not in the capture. A second for the capture to run.
+	sleep 1
 }
 
 # pcap_stop: end pcap_start's capture (a background job ignores SIGINT).
