@@ -287,6 +287,24 @@ static void cconn_close(struct rdma_event_channel *ch, struct cconn *c)
 	rdma_destroy_id(c->id);
 }
 
+/*
+ * Two points, each named "@who: ...": @c's QP is in ERR within @ms
+ * (@err_point), and its async event is @event (@event_name).
+ */
+static void qp_fails(struct cconn *c, int ms, const char *who,
+		     const char *err_point, enum ibv_event_type event,
+		     const char *event_name)
+{
+	struct ibv_async_event ev;
+	bool got;
+
+	check(kp_wait_state(c->p.qp, IBV_QPS_ERR, ms) == IBV_QPS_ERR,
+	      "%s: %s", who, err_point);
+	got = kp_async(c->p.ctx, &ev, 5000);
+	check(got && ev.event_type == event, "%s: async event %s (got %s)",
+	      who, event_name, got ? ibv_event_type_str(ev.event_type) : "none");
+}
+
 static int post_atomic(struct cconn *c, uint64_t wr_id, enum ibv_wr_opcode op,
 		       uint64_t raddr, uint32_t rkey, uint64_t compare_add,
 		       uint64_t swap, size_t local_off, uint32_t local_len)
@@ -533,12 +551,10 @@ static void client_bad(struct rdma_event_channel *ch, const char *addr,
 				 IBV_WC_REM_ACCESS_ERR,
 				 IBV_EVENT_QP_ACCESS_ERR },
 	};
-	struct ibv_async_event ev;
 	struct cconn c;
 	struct ibv_wc wc;
 	uint64_t raddr;
 	uint32_t rkey;
-	bool got;
 	int n;
 
 	cconn_open(ch, addr, port, mode, &c);
@@ -560,13 +576,8 @@ static void client_bad(struct rdma_event_channel *ch, const char *addr,
 	      "%s: it completes with %s (got %s)", mode_name[mode],
 	      ibv_wc_status_str(want[mode].status),
 	      n == 1 ? ibv_wc_status_str(wc.status) : "nothing");
-	check(kp_wait_state(c.p.qp, IBV_QPS_ERR, 5000) == IBV_QPS_ERR,
-	      "%s: the QP is in ERR", mode_name[mode]);
-	got = kp_async(c.p.ctx, &ev, 5000);
-	check(got && ev.event_type == want[mode].event,
-	      "%s: async event %s (got %s)", mode_name[mode],
-	      ibv_event_type_str(want[mode].event),
-	      got ? ibv_event_type_str(ev.event_type) : "none");
+	qp_fails(&c, 5000, mode_name[mode], "the QP is in ERR", want[mode].event,
+		 ibv_event_type_str(want[mode].event));
 	cconn_close(ch, &c);
 }
 
@@ -574,10 +585,8 @@ static void client_bad(struct rdma_event_channel *ch, const char *addr,
 static void client_noext(struct rdma_event_channel *ch, const char *addr,
 			 const char *port)
 {
-	struct ibv_async_event ev;
 	struct cconn c;
 	struct ibv_wc wc;
-	bool got;
 	int n;
 
 	cconn_open(ch, addr, port, PEER, &c);
@@ -589,24 +598,17 @@ static void client_noext(struct rdma_event_channel *ch, const char *addr,
 	      "noext: it completes flushed, %s (got %s)",
 	      ibv_wc_status_str(IBV_WC_WR_FLUSH_ERR),
 	      n == 1 ? ibv_wc_status_str(wc.status) : "nothing");
-	check(kp_wait_state(c.p.qp, IBV_QPS_ERR, 5000) == IBV_QPS_ERR,
-	      "noext: after the FetchAdd the QP is in ERR");
-	got = kp_async(c.p.ctx, &ev, 5000);
-	check(got && ev.event_type == IBV_EVENT_QP_FATAL,
-	      "noext: async event QP_FATAL (got %s)",
-	      got ? ibv_event_type_str(ev.event_type) : "none");
+	qp_fails(&c, 5000, "noext", "after the FetchAdd the QP is in ERR",
+		 IBV_EVENT_QP_FATAL, "QP_FATAL");
 	cconn_close(ch, &c);
 
 	cconn_open(ch, addr, port, PEER, &c);
 	check(!post_imm(&c, 8, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 4096, 64,
 			W_OFF, 1),
 	      "noext: an RDMA Write with Immediate posted");
-	check(kp_wait_state(c.p.qp, IBV_QPS_ERR, 10000) == IBV_QPS_ERR,
-	      "noext: after the Write with Immediate the QP is in ERR");
-	got = kp_async(c.p.ctx, &ev, 5000);
-	check(got && ev.event_type == IBV_EVENT_QP_FATAL,
-	      "noext: async event QP_FATAL (got %s)",
-	      got ? ibv_event_type_str(ev.event_type) : "none");
+	qp_fails(&c, 10000, "noext",
+		 "after the Write with Immediate the QP is in ERR",
+		 IBV_EVENT_QP_FATAL, "QP_FATAL");
 	cconn_close(ch, &c);
 }
 
