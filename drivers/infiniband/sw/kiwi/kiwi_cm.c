@@ -289,9 +289,13 @@ static void kiwi_cep_watch(struct work_struct *work)
 	kiwi_cep_put(cep);	/* the check's reference */
 }
 
-/* Raise an iw_cm event on @cm_id about @cep. Context: cep->lock held. */
-static void kiwi_cm_event(struct kiwi_cep *cep, struct iw_cm_id *cm_id,
-			  enum iw_cm_event_type type, int status)
+/*
+ * Raise an iw_cm event on @cm_id about @cep. Return: the iw_cm's answer;
+ * it refuses a CONNECT_REQUEST (-ENOMEM) when the listener's backlog of
+ * unhandled requests is full. Context: cep->lock held.
+ */
+static int kiwi_cm_event(struct kiwi_cep *cep, struct iw_cm_id *cm_id,
+			 enum iw_cm_event_type type, int status)
 {
 	struct iw_cm_event ev = {
 		.event = type,
@@ -300,7 +304,7 @@ static void kiwi_cm_event(struct kiwi_cep *cep, struct iw_cm_id *cm_id,
 
 	lockdep_assert_held(&cep->lock);
 	if (!cm_id)
-		return;
+		return 0;
 	if (cep->sock) {
 		kernel_getsockname(cep->sock, (struct sockaddr *)&ev.local_addr);
 		kernel_getpeername(cep->sock, (struct sockaddr *)&ev.remote_addr);
@@ -320,7 +324,7 @@ static void kiwi_cm_event(struct kiwi_cep *cep, struct iw_cm_id *cm_id,
 		ev.private_data = (void *)cep->peer.ulp_pdata;
 		ev.private_data_len = cep->peer.ulp_pdata_len;
 	}
-	cm_id->event_handler(cm_id, &ev);
+	return cm_id->event_handler(cm_id, &ev);
 }
 
 static int kiwi_cm_send(struct socket *sock, const void *buf, size_t len)
@@ -530,18 +534,28 @@ static void kiwi_cep_got_reply(struct kiwi_cep *cep)
 	kiwi_cm_event(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0);
 }
 
+/*
+ * Passive side: refuse the peer's MPA Request with a Reply that rejects
+ * it (no private data), and close. Context: cep->lock held.
+ */
+static void kiwi_cep_refuse(struct kiwi_cep *cep)
+{
+	cep->out_len = 0;
+	cep->rtr = KIWI_RTR_NONE;
+	kiwi_cm_send_mpa(cep, true, true);
+	kiwi_cep_teardown(cep, true);
+}
+
 /* Passive side: the peer's MPA Request is in. Context: cep->lock held. */
 static void kiwi_cep_got_request(struct kiwi_cep *cep)
 {
 	struct kiwi_cep *lcep = cep->listener;
 	struct kiwi_mpa_frame *req = &cep->peer;
+	int ret;
 
 	lockdep_assert_held(&cep->lock);
 	if (!kiwi_cm_peer_ok(cep)) {
-		cep->out_len = 0;
-		cep->enhanced = false;
-		kiwi_cm_send_mpa(cep, true, true);
-		kiwi_cep_teardown(cep, true);
+		kiwi_cep_refuse(cep);
 		return;
 	}
 	cep->crc = req->crc || kiwi_crc_required;
@@ -569,8 +583,16 @@ static void kiwi_cep_got_request(struct kiwi_cep *cep)
 	}
 	cep->state = KIWI_CEP_RECVD_REQ;
 	kref_get(&cep->ref);	/* the iw_cm's, until accept or reject */
-	kiwi_cm_event(cep, lcep->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0);
+	ret = kiwi_cm_event(cep, lcep->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0);
 	mutex_unlock(&lcep->lock);
+	if (ret) {
+		/*
+		 * Backlog full: the iw_cm will never hand this request back
+		 * (no accept, no reject), so refuse it here, as it asks.
+		 */
+		kiwi_cep_refuse(cep);
+		kiwi_cep_put(cep);	/* the iw_cm's, never taken up */
+	}
 }
 
 /* Accept every pending connection on a listening socket. */

@@ -9,8 +9,11 @@
 # with RDMA Read with Invalidate into a sink the reader fast-registered (as
 # rdma_rw reads for NVMe-oF, iSER and NFS/RDMA servers); then both
 # disconnect, drain and free everything. More connections: a Write to a
-# stale rkey, and a Read with Invalidate of a bad STag, each end theirs. Once with MPA CRC negotiated
-# off and once with kiwi loaded with crc_required=1. The module's TAP lines
+# stale rkey, and a Read with Invalidate of a bad STag, each end theirs.
+# Then connects beyond a busy listener's backlog, which kiwi must refuse
+# itself (the iw_cm has no room for their events): each is REJECTED at
+# once and no endpoint stays behind. Once with MPA CRC negotiated off and
+# once with kiwi loaded with crc_required=1. The module's TAP lines
 # are re-emitted (ktest_run), and nothing may be left on either device.
 source "$(dirname "$0")/lib.sh"
 
@@ -54,6 +57,7 @@ for mode in "crc off" "crc required"; do
 		harness || rc=1
 	fi
 	no_leftovers "ktest_cm: $mode" || rc=1
+	kiwi_cm_idle "ktest_cm: $mode" || rc=1
 	kiwi_two_devs_del
 done
 exit $rc

@@ -409,6 +409,25 @@ kiwi_no_leftovers() {
 	return 1
 }
 
+# kiwi_cm_counts: kiwi's connection endpoints and sockets (debugfs).
+kiwi_cm_counts() {
+	local d=/sys/kernel/debug/kiwi
+	echo "$(cat $d/cm_endpoints 2>/dev/null || echo none)" \
+		"$(cat $d/cm_sockets 2>/dev/null || echo none)"
+}
+
+# kiwi_cm_idle NAME: one point: within 10 s kiwi has no connection
+# endpoint and no socket left, as once every connection and listener is
+# gone.
+kiwi_cm_idle() {
+	if wait_for 10 eval '[ "$(kiwi_cm_counts)" = "0 0" ]'; then
+		echo "ok - $1: no connection endpoint or socket of kiwi's left"
+		return 0
+	fi
+	echo "not ok - $1: kiwi's connection endpoints and sockets left: $(kiwi_cm_counts)"
+	return 1
+}
+
 kiwi_unload() {
 	modprobe -r kiwi 2>/dev/null || true
 }

@@ -210,6 +210,26 @@ static inline bool kt_cm_pending(struct kt_cm_end *e)
 	return pending;
 }
 
+/*
+ * kt_cm_next() - wait for an end's next rdma_cm event, whatever it is
+ * Return: false (with a comment naming @want) if none came in KT_TIMEOUT.
+ */
+static inline bool kt_cm_next(struct kt_cm_end *e, struct kt_cm_event *ev,
+			      enum rdma_cm_event_type want)
+{
+	unsigned long flags;
+
+	if (!wait_event_timeout(e->wq, kt_cm_pending(e), KT_TIMEOUT)) {
+		pr_info("# %s: no rdma_cm event in %d s, waiting for %s\n",
+			e->name, KT_TIMEOUT / HZ, rdma_event_msg(want));
+		return false;
+	}
+	spin_lock_irqsave(&e->lock, flags);
+	*ev = e->ev[e->head++ % KT_CM_EVENTS];
+	spin_unlock_irqrestore(&e->lock, flags);
+	return true;
+}
+
 /**
  * kt_cm_wait() - wait for an end's next rdma_cm event
  * @e: the end
@@ -223,16 +243,9 @@ static inline bool kt_cm_wait(struct kt_cm_end *e,
 			      enum rdma_cm_event_type type)
 {
 	struct kt_cm_event ev;
-	unsigned long flags;
 
-	if (!wait_event_timeout(e->wq, kt_cm_pending(e), KT_TIMEOUT)) {
-		pr_info("# %s: no rdma_cm event in %d s, waiting for %s\n",
-			e->name, KT_TIMEOUT / HZ, rdma_event_msg(type));
+	if (!kt_cm_next(e, &ev, type))
 		return false;
-	}
-	spin_lock_irqsave(&e->lock, flags);
-	ev = e->ev[e->head++ % KT_CM_EVENTS];
-	spin_unlock_irqrestore(&e->lock, flags);
 	if (ev.type == type && !ev.status)
 		return true;
 	pr_info("# %s: got %s (status %d), waiting for %s\n", e->name,

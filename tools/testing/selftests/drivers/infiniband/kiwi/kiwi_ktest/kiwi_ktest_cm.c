@@ -26,6 +26,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/crc32c.h>
+#include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/inet.h>
 #include <linux/module.h>
@@ -1609,6 +1610,157 @@ static void kcm_sec_run(struct kcm *t)
 	memset(s, 0, sizeof(*s));
 }
 
+/* ---- connect requests beyond a listener's backlog ---- */
+
+#define KCM_BL_CLIENTS	4
+#define KCM_BL_HOLD_MS	2000	/* the listener's consumer is busy this long */
+
+/**
+ * struct kcm_bl - clients that connect to a busy listener of backlog 1
+ * @c: the clients' ids and events
+ * @pd: their PDs
+ * @cq: their CQs
+ * @requests: connect requests the listener's consumer was given
+ */
+struct kcm_bl {
+	struct kt_cm_end c[KCM_BL_CLIENTS];
+	struct ib_pd *pd[KCM_BL_CLIENTS];
+	struct ib_cq *cq[KCM_BL_CLIENTS];
+	atomic_t requests;
+};
+
+/*
+ * The listener's consumer: busy with its first request for a while, and
+ * refuses them all. The iw_cm runs handlers one at a time, so meanwhile
+ * it can queue only as many requests as the backlog and must refuse the
+ * others' events; kiwi then has to refuse those connects itself.
+ */
+static int kcm_bl_listener(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct kcm_bl *bl = id->context;
+
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return 0;
+	if (atomic_inc_return(&bl->requests) == 1)
+		msleep(KCM_BL_HOLD_MS);
+	return -ECONNREFUSED;
+}
+
+/* Client @i's id, address, route, PD, CQ and QP. */
+static bool kcm_bl_client(struct kcm *t, struct kcm_bl *bl, int i,
+			  struct sockaddr *sa, struct sockaddr *sb)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct kt_cm_end *c = &bl->c[i];
+	int ret;
+
+	ret = kt_cm_create(c, t->net_a);
+	if (!ret)
+		ret = kt_cm_resolve_addr(c, sa, sb);
+	if (!ret)
+		ret = kt_cm_resolve_route(c);
+	if (ret) {
+		pr_info("# client %d: rdma_cm set-up: %d\n", i, ret);
+		return false;
+	}
+	bl->pd[i] = ib_alloc_pd(c->id->device, 0);
+	if (IS_ERR(bl->pd[i])) {
+		bl->pd[i] = NULL;
+		return false;
+	}
+	bl->cq[i] = ib_alloc_cq(c->id->device, NULL, 4, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(bl->cq[i])) {
+		bl->cq[i] = NULL;
+		return false;
+	}
+	init.send_cq = bl->cq[i];
+	init.recv_cq = bl->cq[i];
+	return !rdma_create_qp(c->id, bl->pd[i], &init);
+}
+
+/*
+ * Connects beyond a listener's backlog: the iw_cm refuses the request
+ * events kiwi raises for them (-ENOMEM), and leaves it to kiwi to refuse
+ * them. Each client hears REJECTED at once, not a timeout, and nothing of
+ * the refused requests stays behind (ktest_cm.sh counts kiwi's endpoints).
+ */
+static void kcm_backlog(struct kcm *t)
+{
+	static const char names[KCM_BL_CLIENTS][4] = { "C0", "C1", "C2", "C3" };
+	struct rdma_conn_param param = { .initiator_depth = 1,
+					 .responder_resources = 1 };
+	struct rdma_cm_id *l;
+	struct sockaddr_storage sa, sb;
+	struct kt_cm_event ev;
+	struct kcm_bl *bl;
+	bool ok = true;
+	int i, ret, got;
+
+	t->kt.name = "backlog";
+	bl = kzalloc(sizeof(*bl), GFP_KERNEL);
+	if (!kt_check(&t->kt, bl, "memory for the clients"))
+		return;
+	for (i = 0; i < KCM_BL_CLIENTS; i++)
+		kt_cm_init(&bl->c[i], names[i]);
+	if (!kcm_addr(t, t->net_a, addr_a, "0", &sa) ||
+	    !kcm_addr(t, t->net_b, addr_b, port, &sb))
+		goto out_free;
+	l = rdma_create_id(t->net_b, kcm_bl_listener, bl, RDMA_PS_TCP,
+			   IB_QPT_RC);
+	if (!kt_check(&t->kt, !IS_ERR(l), "listener: rdma_create_id"))
+		goto out_free;
+	ret = rdma_bind_addr(l, (struct sockaddr *)&sb);
+	if (!ret)
+		ret = rdma_listen(l, 1);
+	if (!kt_check(&t->kt, !ret, "listener: rdma_listen on %pISpc, backlog 1 (%d)",
+		      &sb, ret))
+		goto out;
+	for (i = 0; i < KCM_BL_CLIENTS && ok; i++)
+		ok = kcm_bl_client(t, bl, i, (struct sockaddr *)&sa,
+				   (struct sockaddr *)&sb);
+	if (!kt_check(&t->kt, ok, "%d clients with a QP each", KCM_BL_CLIENTS))
+		goto out;
+
+	for (i = 0; i < KCM_BL_CLIENTS; i++) {
+		ret = rdma_connect(bl->c[i].id, &param);
+		if (!kt_check(&t->kt, !ret, "%s: rdma_connect (%d)",
+			      bl->c[i].name, ret))
+			goto out;
+	}
+	for (i = 0; i < KCM_BL_CLIENTS; i++) {
+		ok = kt_cm_next(&bl->c[i], &ev, RDMA_CM_EVENT_REJECTED);
+		kt_check(&t->kt, ok && ev.type == RDMA_CM_EVENT_REJECTED &&
+			 ev.status == -ECONNREFUSED,
+			 "%s: its connect is refused: REJECTED, status %d (%s, %d)",
+			 bl->c[i].name, -ECONNREFUSED,
+			 ok ? rdma_event_msg(ev.type) : "nothing",
+			 ok ? ev.status : 0);
+	}
+	got = atomic_read(&bl->requests);
+	kt_check(&t->kt, got < KCM_BL_CLIENTS,
+		 "the busy consumer was given %d of the %d requests: kiwi refused the others, which the iw_cm had no room for",
+		 got, KCM_BL_CLIENTS);
+out:
+	rdma_destroy_id(l);
+	for (i = 0; i < KCM_BL_CLIENTS; i++) {
+		if (bl->c[i].id && bl->c[i].id->qp)
+			rdma_destroy_qp(bl->c[i].id);
+		if (bl->cq[i])
+			ib_free_cq(bl->cq[i]);
+		if (bl->pd[i])
+			ib_dealloc_pd(bl->pd[i]);
+		if (bl->c[i].id)
+			rdma_destroy_id(bl->c[i].id);
+	}
+out_free:
+	kfree(bl);
+}
+
 static int __init kcm_init(void)
 {
 	struct kcm *t = kzalloc(sizeof(*t), GFP_KERNEL);
@@ -1632,6 +1784,7 @@ static int __init kcm_init(void)
 		kcm_run(t, "ipv4 fenced local invalidate", addr_a, addr_b,
 			kcm_fenced_inv);
 		kcm_sec_run(t);
+		kcm_backlog(t);
 	}
 	if (t->net_a)
 		put_net(t->net_a);
