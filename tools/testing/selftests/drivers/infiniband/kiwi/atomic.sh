@@ -36,7 +36,7 @@ done
 atomic_perftest() {
 	local opt=(-R -F -p 18515 -n "$2" "${@:3}")
 
-	pair "$1" 18515 kiwiB "$1" -d kiwi1 "${opt[@]}" -- \
+	perftest_pair "$1" 18515 kiwiB "$1" -d kiwi1 "${opt[@]}" -- \
 		kiwiA "$1" -d kiwi0 "${opt[@]}" 192.0.2.2
 }
 check "ib_atomic_bw -R, 2000 FETCH_AND_ADD" atomic_perftest ib_atomic_bw 2000

@@ -33,9 +33,11 @@ capture_start() {
 # capture_stop: end the capture (a background job ignores SIGINT); it must
 # have dropped nothing.
 capture_stop() {
-	pcap_stop
+	local r=0
+	pcap_stop || r=1
 	sed 's/^/# dumpcap: /' "$out/dumpcap.log"
-	grep -qE "^Packets received/dropped on interface 'kvA': [0-9]+/0 " "$out/dumpcap.log"
+	grep -qE "^Packets received/dropped on interface 'kvA': [0-9]+/0 " "$out/dumpcap.log" &&
+		return $r
 }
 
 # devices_del: undo kiwi_devs, the hosts kept.

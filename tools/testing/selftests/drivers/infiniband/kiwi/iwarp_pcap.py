@@ -18,6 +18,10 @@
                                      PORT in pcap IN: "request rev R
                                      flags 0xFF" and "reply rev R flags
                                      0xFF", or what is missing
+    iwarp_pcap.py syns IN PORT       print how many connects (SYN, no
+                                     ACK) to TCP port PORT pcap IN has;
+                                     IN may be a capture still being
+                                     written (0 for no packet yet)
     iwarp_pcap.py sends IN PORT      print the RDMAP opcodes of the
                                      Send-type messages (Send, with
                                      Invalidate, with SE, with SE and
@@ -36,6 +40,7 @@ is correct: two of those segments captured in swapped order, as a veth
 can deliver them.
 """
 
+import os
 import struct
 import sys
 
@@ -180,6 +185,24 @@ def first_client(src, port):
             if dport == port:
                 return recs, sport
     raise SystemExit("no connection to port %d" % port)
+
+
+def syns(src, port):
+    if os.path.getsize(src) < 24:
+        print(0)
+        return 0
+    _, recs = read_pcap(src)
+    n = 0
+    for _, pkt in recs:
+        try:        # the last record may be cut short: still being written
+            seg = tcp_segment(pkt)
+            if seg and pkt[seg[0] + 13] & 0x12 == 0x02 and \
+                    struct.unpack("!H", pkt[seg[0] + 2:seg[0] + 4])[0] == port:
+                n += 1
+        except (IndexError, struct.error):
+            pass
+    print(n)
+    return 0
 
 
 def sends(src, port):
@@ -386,6 +409,8 @@ def synth(variant, path):
 def main(argv):
     if len(argv) == 6 and argv[1] == "flip":
         return flip(argv[2], argv[3], int(argv[4]), int(argv[5]))
+    if len(argv) == 4 and argv[1] == "syns":
+        return syns(argv[2], int(argv[3]))
     if len(argv) == 4 and argv[1] == "sends":
         return sends(argv[2], int(argv[3]))
     if len(argv) == 4 and argv[1] == "mpa":

@@ -23,9 +23,14 @@ pcap=$out/mpa.pcap
 mpa_seen() {
 	local got
 
-	got=$("$KIWI_TESTDIR/iwarp_pcap.py" mpa "$pcap" "$1")
+	got=$("$KIWI_TESTDIR/iwarp_pcap.py" mpa "$pcap" "$1" 2>&1)
 	sed 's/^/# mpa: /' <<<"$got"
-	grep -q "^request rev $2 " <<<"$got" && grep -q "^reply rev $3 " <<<"$got"
+	grep -q "^request rev $2 " <<<"$got" && grep -q "^reply rev $3 " <<<"$got" &&
+		return 0
+	# What was captured instead.
+	sed 's/^/# dumpcap: /' "$out/dumpcap.log"
+	tshark -r "$pcap" 2>&1 | head -20 | sed 's/^/# tshark: /'
+	return 1
 }
 
 if [ ! -f "$KIWI_SIW" ]; then
