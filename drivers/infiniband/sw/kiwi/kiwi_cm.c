@@ -30,6 +30,20 @@
 
 static struct workqueue_struct *kiwi_cm_wq;
 
+/*
+ * Connect requests handed to the iw_cm (KIWI_CEP_RECVD_REQ), by a key of
+ * their own that the iw_cm carries as provider_data; each entry holds a
+ * reference. The iw_cm hands a request back by accept or reject, which
+ * take it out, but not always: it drops the events a listener had queued
+ * when it is destroyed (IWCM_F_DROP_EVENTS). So kiwi ends a request
+ * itself once it is dead - its peer gave up, its device goes - and an
+ * accept or reject that comes later finds no entry rather than an
+ * endpoint that is gone. Keys are allocated cyclically: a late call does
+ * not meet a new request under an old key.
+ */
+static DEFINE_XARRAY_ALLOC1(kiwi_cm_requests);
+static u32 kiwi_cm_next_req;
+
 /* One listen request: a listening endpoint per local address. */
 struct kiwi_listen {
 	struct list_head ceps;
@@ -310,7 +324,7 @@ static int kiwi_cm_event(struct kiwi_cep *cep, struct iw_cm_id *cm_id,
 		kernel_getpeername(cep->sock, (struct sockaddr *)&ev.remote_addr);
 	}
 	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
-		ev.provider_data = cep;
+		ev.provider_data = (void *)(unsigned long)cep->req_id;
 		ev.ird = cep->ird;
 		ev.ord = cep->ord;
 	}
@@ -535,6 +549,27 @@ static void kiwi_cep_got_reply(struct kiwi_cep *cep)
 }
 
 /*
+ * A request handed to the iw_cm is dead: take it out of the table, and
+ * with it the table's reference, unless accept or reject took it first.
+ * Context: cep->lock held, by a caller with a reference of its own.
+ */
+static bool kiwi_cep_reap(struct kiwi_cep *cep)
+{
+	lockdep_assert_held(&cep->lock);
+	if (cep->state != KIWI_CEP_RECVD_REQ ||
+	    xa_cmpxchg(&kiwi_cm_requests, cep->req_id, cep, NULL, 0) != cep)
+		return false;
+	kiwi_cep_put(cep);
+	return true;
+}
+
+/* Take the request @cm_id names out of the table: NULL if it is gone. */
+static struct kiwi_cep *kiwi_cep_claim(struct iw_cm_id *cm_id)
+{
+	return xa_erase(&kiwi_cm_requests, (unsigned long)cm_id->provider_data);
+}
+
+/*
  * Passive side: refuse the peer's MPA Request with a Reply that rejects
  * it (no private data), and close. Context: cep->lock held.
  */
@@ -582,16 +617,22 @@ static void kiwi_cep_got_request(struct kiwi_cep *cep)
 		return;
 	}
 	cep->state = KIWI_CEP_RECVD_REQ;
-	kref_get(&cep->ref);	/* the iw_cm's, until accept or reject */
-	ret = kiwi_cm_event(cep, lcep->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0);
+	kref_get(&cep->ref);	/* the table's, until accept or reject */
+	ret = xa_alloc_cyclic(&kiwi_cm_requests, &cep->req_id, cep,
+			      xa_limit_31b, &kiwi_cm_next_req, GFP_KERNEL);
+	if (ret >= 0)
+		ret = kiwi_cm_event(cep, lcep->cm_id,
+				    IW_CM_EVENT_CONNECT_REQUEST, 0);
+	else
+		kiwi_cep_put(cep);
 	mutex_unlock(&lcep->lock);
 	if (ret) {
 		/*
 		 * Backlog full: the iw_cm will never hand this request back
 		 * (no accept, no reject), so refuse it here, as it asks.
 		 */
+		kiwi_cep_reap(cep);
 		kiwi_cep_refuse(cep);
-		kiwi_cep_put(cep);	/* the iw_cm's, never taken up */
 	}
 }
 
@@ -796,9 +837,13 @@ static void kiwi_cep_work(struct work_struct *work)
 			kiwi_cep_teardown(cep, false);
 		break;
 	case KIWI_CEP_RECVD_REQ:
-		/* The peer gave up before the consumer decided. */
-		if (cep->sock && cep->sock->sk->sk_state != TCP_ESTABLISHED)
-			kiwi_cep_sock_close(cep, true);
+		/*
+		 * The peer gave up before the consumer decided: an accept
+		 * would fail, and the iw_cm may have dropped the request.
+		 */
+		if (cep->sock && cep->sock->sk->sk_state != TCP_ESTABLISHED &&
+		    kiwi_cep_reap(cep))
+			kiwi_cep_teardown(cep, false);
 		break;
 	case KIWI_CEP_RDMA:
 		kiwi_cep_rdma_work(cep);
@@ -936,18 +981,25 @@ err:
 
 int kiwi_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 {
-	struct kiwi_cep *cep = cm_id->provider_data;
-	struct kiwi_qp *qp;
-	int ret;
+	struct kiwi_cep *cep = kiwi_cep_claim(cm_id);
+	struct kiwi_qp *qp = NULL;
+	int ret = -ECONNRESET;
 
-	if (param->private_data_len > kiwi_cm_pdata_max(cep->enhanced) ||
-	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
-		return -EINVAL;
-	qp = kiwi_qp_get_by_num(cep->kdev, param->qpn);
-	if (!qp)
-		return -EINVAL;
-
+	/* The iw_cm calls no reject after a failed accept: end it here. */
+	if (!cep)
+		return ret;
 	mutex_lock(&cep->lock);
+	if (param->private_data_len > kiwi_cm_pdata_max(cep->enhanced) ||
+	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	qp = kiwi_qp_get_by_num(cep->kdev, param->qpn);
+	if (!qp) {
+		ret = -EINVAL;
+		goto fail;
+	}
+
 	if (cep->state != KIWI_CEP_RECVD_REQ || !cep->sock) {
 		kiwi_qp_put(qp);
 		ret = -ECONNRESET;
@@ -984,7 +1036,7 @@ int kiwi_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	kiwi_cep_watch_start(cep);
 	kiwi_cm_event(cep, cm_id, IW_CM_EVENT_ESTABLISHED, 0);
 	mutex_unlock(&cep->lock);
-	kiwi_cep_put(cep);	/* the iw_cm's reference */
+	kiwi_cep_put(cep);	/* the table's reference */
 	return 0;
 fail:
 	/* A failed accept ends the request: the iw_cm will not reject it. */
@@ -996,8 +1048,10 @@ fail:
 
 int kiwi_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 pdata_len)
 {
-	struct kiwi_cep *cep = cm_id->provider_data;
+	struct kiwi_cep *cep = kiwi_cep_claim(cm_id);
 
+	if (!cep)
+		return 0;	/* ended already */
 	mutex_lock(&cep->lock);
 	if (cep->state == KIWI_CEP_RECVD_REQ && cep->sock) {
 		memcpy(cep->out_pdata, pdata, min_t(u32, pdata_len,
@@ -1009,7 +1063,7 @@ int kiwi_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 pdata_len)
 	}
 	kiwi_cep_teardown(cep, true);
 	mutex_unlock(&cep->lock);
-	kiwi_cep_put(cep);	/* the iw_cm's reference */
+	kiwi_cep_put(cep);	/* the table's reference */
 	return 0;
 }
 
@@ -1300,6 +1354,41 @@ void kiwi_cm_poke(struct kiwi_cep *cep)
 		kiwi_cep_queue(cep);
 }
 
+/**
+ * kiwi_cm_requests_end() - end the connect requests of a device going away
+ * @kdev: the device, unregistered: its listeners are gone, and the RDMA
+ *	CM has accepted or rejected every request it took up
+ *
+ * What is left are requests whose events the iw_cm dropped: their peers
+ * may wait on, and they would outlive the device and the module.
+ * Context: process; takes each endpoint's lock.
+ */
+void kiwi_cm_requests_end(struct kiwi_device *kdev)
+{
+	unsigned long id = 0;
+	struct kiwi_cep *cep;
+
+	for (;; id++) {
+		/* An entry holds a reference: it is safe to take one more. */
+		xa_lock(&kiwi_cm_requests);
+		for (cep = xa_find(&kiwi_cm_requests, &id, ULONG_MAX, XA_PRESENT);
+		     cep && cep->kdev != kdev;
+		     cep = xa_find_after(&kiwi_cm_requests, &id, ULONG_MAX,
+					 XA_PRESENT))
+			;
+		if (cep)
+			kref_get(&cep->ref);
+		xa_unlock(&kiwi_cm_requests);
+		if (!cep)
+			return;
+		mutex_lock(&cep->lock);
+		if (kiwi_cep_reap(cep))
+			kiwi_cep_teardown(cep, false);
+		mutex_unlock(&cep->lock);
+		kiwi_cep_put(cep);
+	}
+}
+
 int kiwi_cm_init(void)
 {
 	kiwi_cm_wq = kiwi_fault() ? NULL :
@@ -1310,6 +1399,7 @@ int kiwi_cm_init(void)
 void kiwi_cm_exit(void)
 {
 	destroy_workqueue(kiwi_cm_wq);
+	WARN_ON(!xa_empty(&kiwi_cm_requests));
 	/*
 	 * Every device is gone, and every connection with it: an endpoint
 	 * or socket left now would run kiwi's timer or socket callbacks

@@ -64,6 +64,9 @@ enum kiwi_cep_state {
  *	request; a child's among its listener's @children
  * @children: a listener's children that await their MPA Request (under
  *	the listener's @lock), ended when it closes
+ * @req_id: passive, in KIWI_CEP_RECVD_REQ: its key in the table of
+ *	requests handed to the iw_cm (kiwi_cm.c), which is what the iw_cm
+ *	hands back on accept or reject
  * @saved_data_ready: the socket's callbacks before kiwi took it over
  * @saved_state_change: ditto
  * @saved_write_space: ditto
@@ -99,6 +102,7 @@ struct kiwi_cep {
 	bool fin_sent;
 	struct list_head list;
 	struct list_head children;
+	u32 req_id;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
@@ -128,5 +132,6 @@ void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt);
 void kiwi_cm_terminated(struct kiwi_cep *cep);
 void kiwi_cm_lost(struct kiwi_cep *cep);
 void kiwi_cm_poke(struct kiwi_cep *cep);
+void kiwi_cm_requests_end(struct kiwi_device *kdev);
 
 #endif /* _KIWI_CM_H */

@@ -226,6 +226,7 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(atomic_read(&kdev->num_srq));
 	WARN_ON(!xa_empty(&kdev->qp_xa));
 	xa_destroy(&kdev->qp_xa);
+	kiwi_cm_requests_end(kdev);
 	kiwi_mem_fini(kdev);
 	netdev_put(kdev->netdev, &kdev->netdev_tracker);
 }

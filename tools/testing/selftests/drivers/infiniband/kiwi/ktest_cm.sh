@@ -12,7 +12,8 @@
 # stale rkey, and a Read with Invalidate of a bad STag, each end theirs.
 # Then connects beyond a busy listener's backlog, which kiwi must refuse
 # itself (the iw_cm has no room for their events): each is REJECTED at
-# once and no endpoint stays behind. Once with MPA CRC negotiated off and
+# once; and connects whose events the iw_cm drops with their listener,
+# which time out and which kiwi must end itself: no endpoint stays behind. Once with MPA CRC negotiated off and
 # once with kiwi loaded with crc_required=1. The module's TAP lines
 # are re-emitted (ktest_run), and nothing may be left on either device.
 source "$(dirname "$0")/lib.sh"

@@ -11,7 +11,10 @@
  * drained and everything is freed; over IPv4, then IPv6. A last connection
  * shows that an invalidated rkey is dead: a Write to it ends the connection.
  * Another, that a Local Invalidate with IB_SEND_FENCE lets the Send out of
- * the MR ahead of it finish and stops the one behind it.
+ * the MR ahead of it finish and stops the one behind it. Last, connect
+ * requests the iw_cm does not take up: beyond a busy listener's backlog
+ * (kiwi refuses them), and queued when their listener is destroyed (the
+ * iw_cm drops them; kiwi ends them once their peers give up).
  *
  * TAP goes to the kernel log as in kiwi_ktest (kiwi_ktest.h), and a failed
  * point fails the load. The namespaces come as file descriptors that are
@@ -1610,45 +1613,90 @@ static void kcm_sec_run(struct kcm *t)
 	memset(s, 0, sizeof(*s));
 }
 
-/* ---- connect requests beyond a listener's backlog ---- */
+/* ---- connect requests the iw_cm does not take up ---- */
 
 #define KCM_BL_CLIENTS	4
-#define KCM_BL_HOLD_MS	2000	/* the listener's consumer is busy this long */
+#define KCM_BL_QUEUE_MS	2000	/* for the connects to reach the iw_cm */
+#define KCM_BL_HOLD	(10 * HZ)	/* the busy consumer's longest hold */
 
 /**
- * struct kcm_bl - clients that connect to a busy listener of backlog 1
+ * struct kcm_bl - clients of listeners whose requests the iw_cm refuses
+ *	or drops
  * @c: the clients' ids and events
  * @pd: their PDs
  * @cq: their CQs
- * @requests: connect requests the listener's consumer was given
+ * @l: the busy listener, and another
+ * @busy_reqs: connect requests the busy listener's consumer was given
+ * @other_reqs: and the other's
+ * @busy: the busy consumer has its first request
+ * @release: the busy consumer may return
  */
 struct kcm_bl {
 	struct kt_cm_end c[KCM_BL_CLIENTS];
 	struct ib_pd *pd[KCM_BL_CLIENTS];
 	struct ib_cq *cq[KCM_BL_CLIENTS];
-	atomic_t requests;
+	struct rdma_cm_id *l[2];
+	atomic_t busy_reqs;
+	atomic_t other_reqs;
+	struct completion busy;
+	struct completion release;
 };
 
 /*
- * The listener's consumer: busy with its first request for a while, and
- * refuses them all. The iw_cm runs handlers one at a time, so meanwhile
- * it can queue only as many requests as the backlog and must refuse the
- * others' events; kiwi then has to refuse those connects itself.
+ * The busy listener's consumer: holds its first request until released,
+ * and refuses them all. The iw_cm runs all handlers one at a time, so
+ * meanwhile it only queues events: as many connect requests per
+ * listener as its backlog, and it refuses kiwi the others.
  */
-static int kcm_bl_listener(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+static int kcm_bl_busy(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct kcm_bl *bl = id->context;
 
 	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
 		return 0;
-	if (atomic_inc_return(&bl->requests) == 1)
-		msleep(KCM_BL_HOLD_MS);
+	if (atomic_inc_return(&bl->busy_reqs) == 1) {
+		complete(&bl->busy);
+		wait_for_completion_timeout(&bl->release, KCM_BL_HOLD);
+	}
 	return -ECONNREFUSED;
 }
 
-/* Client @i's id, address, route, PD, CQ and QP. */
+static int kcm_bl_other(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct kcm_bl *bl = id->context;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		atomic_inc(&bl->other_reqs);
+	return -ECONNREFUSED;
+}
+
+/* Listener @i of @bl on @sb, port + @i, with @handler and @backlog. */
+static bool kcm_bl_listen(struct kcm *t, struct kcm_bl *bl, int i,
+			  rdma_cm_event_handler handler, int backlog,
+			  struct sockaddr_storage *sb)
+{
+	struct sockaddr_storage addr = *sb;
+	int ret;
+
+	/* the port is at the same offset in both families */
+	((struct sockaddr_in *)&addr)->sin_port =
+		htons(ntohs(((struct sockaddr_in *)sb)->sin_port) + i);
+	bl->l[i] = rdma_create_id(t->net_b, handler, bl, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(bl->l[i])) {
+		ret = PTR_ERR(bl->l[i]);
+		bl->l[i] = NULL;
+	} else {
+		ret = rdma_bind_addr(bl->l[i], (struct sockaddr *)&addr);
+		if (!ret)
+			ret = rdma_listen(bl->l[i], backlog);
+	}
+	return kt_check(&t->kt, !ret, "listener %d: rdma_listen on %pISpc, backlog %d (%d)",
+			i, &addr, backlog, ret);
+}
+
+/* Client @i's id, address, route to @sb, PD, CQ and QP. */
 static bool kcm_bl_client(struct kcm *t, struct kcm_bl *bl, int i,
-			  struct sockaddr *sa, struct sockaddr *sb)
+			  struct sockaddr_storage *sa, struct sockaddr_storage *sb)
 {
 	struct ib_qp_init_attr init = {
 		.qp_type = IB_QPT_RC,
@@ -1661,11 +1709,12 @@ static bool kcm_bl_client(struct kcm *t, struct kcm_bl *bl, int i,
 
 	ret = kt_cm_create(c, t->net_a);
 	if (!ret)
-		ret = kt_cm_resolve_addr(c, sa, sb);
+		ret = kt_cm_resolve_addr(c, (struct sockaddr *)sa,
+					 (struct sockaddr *)sb);
 	if (!ret)
 		ret = kt_cm_resolve_route(c);
 	if (ret) {
-		pr_info("# client %d: rdma_cm set-up: %d\n", i, ret);
+		pr_info("# %s: rdma_cm set-up: %d\n", c->name, ret);
 		return false;
 	}
 	bl->pd[i] = ib_alloc_pd(c->id->device, 0);
@@ -1683,70 +1732,86 @@ static bool kcm_bl_client(struct kcm *t, struct kcm_bl *bl, int i,
 	return !rdma_create_qp(c->id, bl->pd[i], &init);
 }
 
-/*
- * Connects beyond a listener's backlog: the iw_cm refuses the request
- * events kiwi raises for them (-ENOMEM), and leaves it to kiwi to refuse
- * them. Each client hears REJECTED at once, not a timeout, and nothing of
- * the refused requests stays behind (ktest_cm.sh counts kiwi's endpoints).
- */
-static void kcm_backlog(struct kcm *t)
+/* Clients @from to @to - 1 connect to listener @l (its port). */
+static bool kcm_bl_connect(struct kcm *t, struct kcm_bl *bl, int l, int from,
+			   int to, struct sockaddr_storage *sb)
 {
-	static const char names[KCM_BL_CLIENTS][4] = { "C0", "C1", "C2", "C3" };
 	struct rdma_conn_param param = { .initiator_depth = 1,
 					 .responder_resources = 1 };
-	struct rdma_cm_id *l;
-	struct sockaddr_storage sa, sb;
-	struct kt_cm_event ev;
-	struct kcm_bl *bl;
-	bool ok = true;
-	int i, ret, got;
+	struct sockaddr_storage sa, dst = *sb;
+	int i, ret;
 
-	t->kt.name = "backlog";
-	bl = kzalloc(sizeof(*bl), GFP_KERNEL);
-	if (!kt_check(&t->kt, bl, "memory for the clients"))
-		return;
-	for (i = 0; i < KCM_BL_CLIENTS; i++)
-		kt_cm_init(&bl->c[i], names[i]);
-	if (!kcm_addr(t, t->net_a, addr_a, "0", &sa) ||
-	    !kcm_addr(t, t->net_b, addr_b, port, &sb))
-		goto out_free;
-	l = rdma_create_id(t->net_b, kcm_bl_listener, bl, RDMA_PS_TCP,
-			   IB_QPT_RC);
-	if (!kt_check(&t->kt, !IS_ERR(l), "listener: rdma_create_id"))
-		goto out_free;
-	ret = rdma_bind_addr(l, (struct sockaddr *)&sb);
-	if (!ret)
-		ret = rdma_listen(l, 1);
-	if (!kt_check(&t->kt, !ret, "listener: rdma_listen on %pISpc, backlog 1 (%d)",
-		      &sb, ret))
-		goto out;
-	for (i = 0; i < KCM_BL_CLIENTS && ok; i++)
-		ok = kcm_bl_client(t, bl, i, (struct sockaddr *)&sa,
-				   (struct sockaddr *)&sb);
-	if (!kt_check(&t->kt, ok, "%d clients with a QP each", KCM_BL_CLIENTS))
-		goto out;
-
-	for (i = 0; i < KCM_BL_CLIENTS; i++) {
+	((struct sockaddr_in *)&dst)->sin_port =
+		htons(ntohs(((struct sockaddr_in *)sb)->sin_port) + l);
+	if (!kcm_addr(t, t->net_a, addr_a, "0", &sa))
+		return false;
+	for (i = from; i < to; i++) {
+		if (!kt_check(&t->kt, kcm_bl_client(t, bl, i, &sa, &dst),
+			      "%s: a QP, resolved to %pISpc", bl->c[i].name, &dst))
+			return false;
 		ret = rdma_connect(bl->c[i].id, &param);
 		if (!kt_check(&t->kt, !ret, "%s: rdma_connect (%d)",
 			      bl->c[i].name, ret))
-			goto out;
+			return false;
 	}
-	for (i = 0; i < KCM_BL_CLIENTS; i++) {
-		ok = kt_cm_next(&bl->c[i], &ev, RDMA_CM_EVENT_REJECTED);
-		kt_check(&t->kt, ok && ev.type == RDMA_CM_EVENT_REJECTED &&
-			 ev.status == -ECONNREFUSED,
-			 "%s: its connect is refused: REJECTED, status %d (%s, %d)",
-			 bl->c[i].name, -ECONNREFUSED,
-			 ok ? rdma_event_msg(ev.type) : "nothing",
-			 ok ? ev.status : 0);
-	}
-	got = atomic_read(&bl->requests);
-	kt_check(&t->kt, got < KCM_BL_CLIENTS,
-		 "the busy consumer was given %d of the %d requests: kiwi refused the others, which the iw_cm had no room for",
-		 got, KCM_BL_CLIENTS);
-out:
-	rdma_destroy_id(l);
+	return true;
+}
+
+/* Client @i's answer: one of @want, with its status. */
+static void kcm_bl_answer(struct kcm *t, struct kcm_bl *bl, int i,
+			  enum rdma_cm_event_type want, int status,
+			  const char *what)
+{
+	struct kt_cm_event ev;
+	bool ok = kt_cm_next(&bl->c[i], &ev, want);
+
+	kt_check(&t->kt, ok && ev.type == want && ev.status == status,
+		 "%s: %s: %s, status %d (%s, %d)", bl->c[i].name, what,
+		 rdma_event_msg(want), status,
+		 ok ? rdma_event_msg(ev.type) : "nothing", ok ? ev.status : 0);
+}
+
+/*
+ * C0's answer: its request held the iw_cm, and was refused once let go:
+ * REJECTED, or UNREACHABLE if that took longer than its MPA timeout.
+ */
+static void kcm_bl_c0(struct kcm *t, struct kcm_bl *bl)
+{
+	struct kt_cm_event ev;
+	bool ok = kt_cm_next(&bl->c[0], &ev, RDMA_CM_EVENT_REJECTED);
+
+	kt_check(&t->kt, ok && ((ev.type == RDMA_CM_EVENT_REJECTED &&
+				 ev.status == -ECONNREFUSED) ||
+				(ev.type == RDMA_CM_EVENT_UNREACHABLE &&
+				 ev.status == -ETIMEDOUT)),
+		 "C0: its connect, which held the iw_cm, ends (%s, %d)",
+		 ok ? rdma_event_msg(ev.type) : "nothing", ok ? ev.status : 0);
+}
+
+static struct kcm_bl *kcm_bl_new(struct kcm *t, const char *name)
+{
+	static const char names[KCM_BL_CLIENTS][4] = { "C0", "C1", "C2", "C3" };
+	struct kcm_bl *bl = kzalloc(sizeof(*bl), GFP_KERNEL);
+	int i;
+
+	t->kt.name = name;
+	if (!kt_check(&t->kt, bl, "memory for the clients"))
+		return NULL;
+	for (i = 0; i < KCM_BL_CLIENTS; i++)
+		kt_cm_init(&bl->c[i], names[i]);
+	init_completion(&bl->busy);
+	init_completion(&bl->release);
+	return bl;
+}
+
+static void kcm_bl_free(struct kcm_bl *bl)
+{
+	int i;
+
+	complete_all(&bl->release);
+	for (i = 0; i < 2; i++)
+		if (bl->l[i])
+			rdma_destroy_id(bl->l[i]);
 	for (i = 0; i < KCM_BL_CLIENTS; i++) {
 		if (bl->c[i].id && bl->c[i].id->qp)
 			rdma_destroy_qp(bl->c[i].id);
@@ -1757,8 +1822,79 @@ out:
 		if (bl->c[i].id)
 			rdma_destroy_id(bl->c[i].id);
 	}
-out_free:
 	kfree(bl);
+}
+
+/*
+ * Connects beyond a busy listener's backlog of 1: the iw_cm refuses the
+ * request events kiwi raises for them (-ENOMEM) and leaves it to kiwi to
+ * refuse them. Each client hears REJECTED at once, not a timeout.
+ */
+static void kcm_backlog(struct kcm *t)
+{
+	struct kcm_bl *bl = kcm_bl_new(t, "backlog");
+	struct sockaddr_storage sb;
+	int i, got;
+
+	if (!bl)
+		return;
+	if (!kcm_addr(t, t->net_b, addr_b, port, &sb) ||
+	    !kcm_bl_listen(t, bl, 0, kcm_bl_busy, 1, &sb) ||
+	    !kcm_bl_connect(t, bl, 0, 0, 1, &sb) ||
+	    !kt_check(&t->kt, wait_for_completion_timeout(&bl->busy, KT_TIMEOUT),
+		      "the listener's consumer is busy with C0's request") ||
+	    !kcm_bl_connect(t, bl, 0, 1, KCM_BL_CLIENTS, &sb))
+		goto out;
+	msleep(KCM_BL_QUEUE_MS);
+	complete(&bl->release);
+	kcm_bl_c0(t, bl);
+	for (i = 1; i < KCM_BL_CLIENTS; i++)
+		kcm_bl_answer(t, bl, i, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED,
+			      "its connect is refused");
+	got = atomic_read(&bl->busy_reqs);
+	kt_check(&t->kt, got < KCM_BL_CLIENTS,
+		 "the busy consumer was given %d of the %d requests: kiwi refused the others, which the iw_cm had no room for",
+		 got, KCM_BL_CLIENTS);
+out:
+	kcm_bl_free(bl);
+}
+
+/*
+ * A listener destroyed while its connect requests wait in the iw_cm's
+ * queue (behind another listener's busy consumer): the iw_cm drops their
+ * events, and never accepts or rejects them. Nobody answers those
+ * clients, whose connects time out; kiwi must end the requests itself
+ * once they do (ktest_cm.sh counts kiwi's endpoints afterwards).
+ */
+static void kcm_dropped(struct kcm *t)
+{
+	struct kcm_bl *bl = kcm_bl_new(t, "dropped");
+	struct sockaddr_storage sb;
+	int i;
+
+	if (!bl)
+		return;
+	if (!kcm_addr(t, t->net_b, addr_b, port, &sb) ||
+	    !kcm_bl_listen(t, bl, 0, kcm_bl_busy, 1, &sb) ||
+	    !kcm_bl_listen(t, bl, 1, kcm_bl_other, KCM_BL_CLIENTS, &sb) ||
+	    !kcm_bl_connect(t, bl, 0, 0, 1, &sb) ||
+	    !kt_check(&t->kt, wait_for_completion_timeout(&bl->busy, KT_TIMEOUT),
+		      "listener 0's consumer is busy with C0's request") ||
+	    !kcm_bl_connect(t, bl, 1, 1, KCM_BL_CLIENTS, &sb))
+		goto out;
+	msleep(KCM_BL_QUEUE_MS);
+	rdma_destroy_id(bl->l[1]);
+	bl->l[1] = NULL;
+	complete(&bl->release);
+	kcm_bl_c0(t, bl);
+	for (i = 1; i < KCM_BL_CLIENTS; i++)
+		kcm_bl_answer(t, bl, i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT,
+			      "its request, dropped with listener 1, is never answered: the connect times out");
+	kt_check(&t->kt, !atomic_read(&bl->other_reqs),
+		 "listener 1's consumer was given none of its %d requests (%d)",
+		 KCM_BL_CLIENTS - 1, atomic_read(&bl->other_reqs));
+out:
+	kcm_bl_free(bl);
 }
 
 static int __init kcm_init(void)
@@ -1785,6 +1921,7 @@ static int __init kcm_init(void)
 			kcm_fenced_inv);
 		kcm_sec_run(t);
 		kcm_backlog(t);
+		kcm_dropped(t);
 	}
 	if (t->net_a)
 		put_net(t->net_a);
