@@ -222,7 +222,8 @@ static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
  * @crc: MPA CRC in use
  * @rtr: ready-to-receive message owed to the peer (initiator) or awaited
  *	from it (responder), KIWI_RTR_*
- * @rtr_pending: true until that message went out or came in
+ * @rtr_pending: true until that message went out or came in; a
+ *	responder without one waits for the initiator's first message
  * @initiator: this side sent the MPA Request
  * @tx: transmit engine, allocated with the QP
  * @rx: receive engine, allocated with the QP

@@ -799,7 +799,15 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	qp->ird = cep->ird;
 	qp->ord = cep->ord;
 	qp->rtr = cep->rtr;
-	qp->rtr_pending = cep->rtr != KIWI_RTR_NONE;
+	/*
+	 * The responder sends nothing before the initiator's first message:
+	 * its ready-to-receive message, or without one whatever it sends
+	 * first (RFC 5044's connection set-up: a responder receives and
+	 * validates an FPDU before it sends one, so that the initiator never
+	 * meets an FPDU in place of the MPA Reply's end). An initiator may
+	 * send at once, its RTR first.
+	 */
+	qp->rtr_pending = cep->rtr != KIWI_RTR_NONE || !initiator;
 	qp->initiator = initiator;
 	qp->sock = cep->sock;
 	kiwi_qp_set_state(qp, IB_QPS_RTS, false);

@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,6 +72,7 @@
 #define CONTROL_READS	32
 #define STALL_S		90	/* how long a stall case waits for the reset */
 #define STALL_RCVBUF	4096	/* a window the device fills at once */
+#define QUIET_MS	2000	/* local-quiet: the responder's silence */
 
 /* A memory region the server advertises in its MPA Reply. */
 struct region {
@@ -1298,6 +1300,33 @@ static void local_bindok(struct peer *p)
 }
 
 /*
+ * local-quiet (RFC 5044): with no RTR negotiated, the server, the MPA
+ * responder, sends nothing before our first FPDU, though its Send
+ * "before" is posted at once: QUIET_MS of silence, then our Send "first",
+ * then its "before"; then we close.
+ */
+static void local_quiet(struct peer *p)
+{
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	u8 u[64];
+
+	if (poll(&pfd, 1, QUIET_MS)) {
+		bad(p, "the server sent before our first FPDU");
+		return;
+	}
+	send_fpdu(p, u, untagged(u, KIWI_OP_SEND, 0, KIWI_QN_SEND,
+				 p->msn_send++, "first", 5));
+	if (collect(p, UNTIL_REPLY, NULL, NULL) != 1 ||
+	    strcmp(p->reply, "before")) {
+		bad(p, "no Send \"before\" after our first FPDU");
+		return;
+	}
+	p->only_send = "";
+	shutdown(p->fd, SHUT_WR);
+	collect(p, UNTIL_CLOSE, NULL, NULL);
+}
+
+/*
  * kiwi_terminate fails its own QP (its local-* cases) after a good Send
  * "before": the stream holds that Send whole, then the Terminate in place
  * of the failed WR and of all after it. Only local-cqof's Sends "ov",
@@ -1309,6 +1338,10 @@ static void c_local(struct peer *p)
 {
 	u8 u[64];
 
+	if (!strcmp(p->name, "local-quiet")) {
+		local_quiet(p);
+		return;
+	}
 	if (collect(p, UNTIL_REPLY, NULL, NULL) != 1 ||
 	    strcmp(p->reply, "before"))
 		bad(p, "no Send \"before\" first");
@@ -1596,6 +1629,7 @@ static const struct evil_case cases[] = {
 	RDMA("local-bind", c_local, "the server's window bind is refused"),
 	RDMA("local-sqe", c_local, "the server moves its QP to SQE"),
 	RDMA("local-bindok", c_local, "the server binds and invalidates a window between two Sends"),
+	RDMA("local-quiet", c_local, "no RTR: the server's Send waits for our first FPDU"),
 	RDMA("local-err", c_local, "the server moves its QP to ERR"),
 	RDMA("local-sqd", c_local, "the server sends 1 MiB and moves its QP to SQD"),
 	RDMA("local-sqe-big", c_local, "the server sends 1 MiB and moves its QP to SQE"),

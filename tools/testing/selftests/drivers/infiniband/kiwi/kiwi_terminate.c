@@ -44,7 +44,9 @@
  * second SGE has an lkey that names no MR, then a good Send; local-bind a type 2 window bind on
  * an MR without MW_BIND access, then a good Send; local-sqe moves the QP
  * to SQE (the consumer's Terminate); local-bindok binds a type 2 window
- * and invalidates it, then sends "after" (nothing fails); local-err to ERR (an abortive close,
+ * and invalidates it, then sends "after" (nothing fails); local-quiet
+ * does nothing more (its "before" waits for the peer's first FPDU, no RTR
+ * negotiated); local-err to ERR (an abortive close,
  * "ERR" in sends=); local-sqd posts a 1 MiB Send of region rw, then at
  * once moves the QP to SQD (a graceful close), local-sqe-big the same,
  * but to SQE; local-cqof, whose CQ has one entry,

@@ -222,26 +222,33 @@ evil peer-terminate closed "$FATAL" "R-TRM-7"
 # and raises QP_FATAL (V-ERR-7, V-TERM-7).
 LOCAL="async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0"
 evil local-lkey "term 0/0/00 -" "$LOCAL sends=OK,LOC_PROT_ERR,FLUSH" \
-	"64 KiB Send, bad lkey in SGE 2: Local Catastrophic 0x0000"
+	"64 KiB Send, bad lkey in SGE 2: Local Catastrophic 0x0000" -t write
 evil local-bind "term 0/0/00 -" "$LOCAL sends=OK,MW_BIND_ERR,FLUSH" \
-	"refused window bind: Local Catastrophic 0x0000, V-AMB-7"
+	"refused window bind: Local Catastrophic 0x0000, V-AMB-7" -t write
 evil local-sqe "term 0/0/00 -" "$LOCAL sends=OK,SQE" \
-	"Modify RTS -> SQE: Local Catastrophic 0x0000, V-ST-R6, V-LLP-8"
+	"Modify RTS -> SQE: Local Catastrophic 0x0000, V-ST-R6, V-LLP-8" -t write
 evil local-bindok "reply after" \
 	"async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,OK,OK,OK" \
-	"V-WR-9: a window Bind and Local Invalidate between two Sends send nothing"
+	"V-WR-9: a window Bind and Local Invalidate between two Sends send nothing" -t write
 evil local-err reset "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=1 sends=OK,ERR" \
-	"V-ST-R10, V-LLP-6: Modify RTS -> ERR: after \"before\", a reset and no Terminate"
+	"V-ST-R10, V-LLP-6: Modify RTS -> ERR: after \"before\", a reset and no Terminate" -t write
 evil local-sqd "send 1048576 last fin" "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,OK" \
-	"V-TERM-4: 1 MiB Send, then Modify to SQD: the whole message in whole FPDUs, then the FIN" -c
+	"V-TERM-4: 1 MiB Send, then Modify to SQD: the whole message in whole FPDUs, then the FIN" -c -t write
 evil local-sqe-big "segments, term 0/0/00 -" "$LOCAL sends=OK,SQE,@(OK|FLUSH)" \
-	"V-TERM-4: 1 MiB Send, then Modify to SQE: whole FPDUs, then the Terminate" -c
+	"V-TERM-4: 1 MiB Send, then Modify to SQE: whole FPDUs, then the Terminate" -c -t write
 evil local-cqof "term 0/2/07 -" \
 	"async=QP_FATAL flushed=0 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,OK" \
-	"CQ overflow: RDMAC 0x0207, header bits zero" -n 0
+	"CQ overflow: RDMAC 0x0207, header bits zero" -n 0 -t write
 evil local-rcqof "term 0/2/07 -" \
 	"async=QP_FATAL flushed=0 recv_ok=1 state=ERR mem=intact rst=0 sends=OK" \
-	"CQ overflow by receive completions: RDMAC 0x0207"
+	"CQ overflow by receive completions: RDMAC 0x0207" -t write
+
+# RFC 5044: without an RTR, the MPA responder sends nothing before the
+# initiator's first FPDU (the cases above offer one: their server sends
+# first, after our RTR).
+QUIET="async=none flushed=1 recv_ok=1 state=ERR mem=intact rst=0 sends=OK"
+evil local-quiet "reply before" "$QUIET" \
+	"no RTR: the server's Send \"before\" waits for our first Send"
 
 # V-TERM-8: of two bad segments delivered together, the first decides:
 # one Terminate, echoing the first one's header (a Write to no STag, not
@@ -261,7 +268,7 @@ evil rst reset-sent \
 	"async=QP_FATAL flushed=2 recv_ok=0 state=ERR mem=intact rst=0" \
 	"V-LLP-12, V-ERR-4: a reset in RTS: ERR and QP_FATAL, no Terminate"
 evil fin-read "term 0/2/07 -" "$FATAL" \
-	"V-ST-R4, V-LLP-11: FIN with the server's Read outstanding, Bad LLP Close"
+	"V-ST-R4, V-LLP-11: FIN with the server's Read outstanding, Bad LLP Close" -t write
 evil fin-readreq "term 0/2/07 -" "$FATAL" \
 	"V-ERR-5: FIN while the server answers our Read, Bad LLP Close"
 evil write-badstag "term 1/1/00 md" "$ACCESS" \
