@@ -988,13 +988,10 @@ int kiwi_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	/* The iw_cm calls no reject after a failed accept: end it here. */
 	if (!cep)
 		return ret;
+	if (param->private_data_len <= kiwi_cm_pdata_max(cep->enhanced) &&
+	    param->ird <= KIWI_MAX_IRD && param->ord <= KIWI_MAX_ORD)
+		qp = kiwi_qp_get_by_num(cep->kdev, param->qpn);
 	mutex_lock(&cep->lock);
-	if (param->private_data_len > kiwi_cm_pdata_max(cep->enhanced) ||
-	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD) {
-		ret = -EINVAL;
-		goto fail;
-	}
-	qp = kiwi_qp_get_by_num(cep->kdev, param->qpn);
 	if (!qp) {
 		ret = -EINVAL;
 		goto fail;
