@@ -65,8 +65,8 @@ counts() {
 		fi
 		printf '%s=%s ' $r "$n"
 	done
-	echo "endpoints=$(cat $DBG/cm_endpoints 2>/dev/null || echo none)" \
-		"sockets=$(cat $DBG/cm_sockets 2>/dev/null || echo none)"
+	set -- $(kiwi_cm_counts)
+	echo "endpoints=$1 sockets=$2"
 }
 
 # no_leaks NAME: one point: within 30 s the counts are back at $base.
@@ -383,7 +383,7 @@ phase_half_open() {
 		hpid=$!
 		wait_for 10 eval '[ "$(cat $DBG/cm_endpoints)" -ge 2 ]'
 	}
-	nothing_left() { [ "$(cat $DBG/cm_endpoints) $(cat $DBG/cm_sockets)" = "0 0" ]; }
+	nothing_left() { [ "$(kiwi_cm_counts)" = "0 0" ]; }
 	log_mark "half-open"
 	local mpid apid t
 	ip netns exec kiwiB python3 -c 'if True:

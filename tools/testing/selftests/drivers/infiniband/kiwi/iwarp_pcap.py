@@ -174,16 +174,23 @@ def stream_start(recs, src, dst, n):
     return bytes(stream[:n])
 
 
+def connect_ports(pkt):
+    """(source port, destination port) of a connect (a SYN, no ACK);
+    None for any other frame."""
+    seg = tcp_segment(pkt)
+    if seg and pkt[seg[0] + 13] & 0x12 == 0x02:
+        return struct.unpack("!HH", pkt[seg[0]:seg[0] + 4])
+    return None
+
+
 def first_client(src, port):
     """The records of pcap src and the TCP source port of its first
     connection to port; exits when there is none."""
     _, recs = read_pcap(src)
     for _, pkt in recs:
-        seg = tcp_segment(pkt)
-        if seg and pkt[seg[0] + 13] & 0x12 == 0x02:     # a SYN, no ACK
-            sport, dport = struct.unpack("!HH", pkt[seg[0]:seg[0] + 4])
-            if dport == port:
-                return recs, sport
+        ports = connect_ports(pkt)
+        if ports and ports[1] == port:
+            return recs, ports[0]
     raise SystemExit("no connection to port %d" % port)
 
 
@@ -195,10 +202,8 @@ def syns(src, port):
     n = 0
     for _, pkt in recs:
         try:        # the last record may be cut short: still being written
-            seg = tcp_segment(pkt)
-            if seg and pkt[seg[0] + 13] & 0x12 == 0x02 and \
-                    struct.unpack("!H", pkt[seg[0] + 2:seg[0] + 4])[0] == port:
-                n += 1
+            ports = connect_ports(pkt)
+            n += bool(ports and ports[1] == port)
         except (IndexError, struct.error):
             pass
     print(n)

@@ -1826,6 +1826,21 @@ static void kcm_bl_free(struct kcm_bl *bl)
 }
 
 /*
+ * The busy listener (0, backlog 1) on the server's address, in @sb, and
+ * C0 connected to it, whose request its consumer now holds: the iw_cm
+ * handles no other event until it is released.
+ */
+static bool kcm_bl_hold(struct kcm *t, struct kcm_bl *bl,
+			struct sockaddr_storage *sb)
+{
+	return kcm_addr(t, t->net_b, addr_b, port, sb) &&
+	       kcm_bl_listen(t, bl, 0, kcm_bl_busy, 1, sb) &&
+	       kcm_bl_connect(t, bl, 0, 0, 1, sb) &&
+	       kt_check(&t->kt, wait_for_completion_timeout(&bl->busy, KT_TIMEOUT),
+			"listener 0's consumer is busy with C0's request");
+}
+
+/*
  * Connects beyond a busy listener's backlog of 1: the iw_cm refuses the
  * request events kiwi raises for them (-ENOMEM) and leaves it to kiwi to
  * refuse them. Each client hears REJECTED at once, not a timeout.
@@ -1838,11 +1853,7 @@ static void kcm_backlog(struct kcm *t)
 
 	if (!bl)
 		return;
-	if (!kcm_addr(t, t->net_b, addr_b, port, &sb) ||
-	    !kcm_bl_listen(t, bl, 0, kcm_bl_busy, 1, &sb) ||
-	    !kcm_bl_connect(t, bl, 0, 0, 1, &sb) ||
-	    !kt_check(&t->kt, wait_for_completion_timeout(&bl->busy, KT_TIMEOUT),
-		      "the listener's consumer is busy with C0's request") ||
+	if (!kcm_bl_hold(t, bl, &sb) ||
 	    !kcm_bl_connect(t, bl, 0, 1, KCM_BL_CLIENTS, &sb))
 		goto out;
 	msleep(KCM_BL_QUEUE_MS);
@@ -1874,12 +1885,8 @@ static void kcm_dropped(struct kcm *t)
 
 	if (!bl)
 		return;
-	if (!kcm_addr(t, t->net_b, addr_b, port, &sb) ||
-	    !kcm_bl_listen(t, bl, 0, kcm_bl_busy, 1, &sb) ||
+	if (!kcm_bl_hold(t, bl, &sb) ||
 	    !kcm_bl_listen(t, bl, 1, kcm_bl_other, KCM_BL_CLIENTS, &sb) ||
-	    !kcm_bl_connect(t, bl, 0, 0, 1, &sb) ||
-	    !kt_check(&t->kt, wait_for_completion_timeout(&bl->busy, KT_TIMEOUT),
-		      "listener 0's consumer is busy with C0's request") ||
 	    !kcm_bl_connect(t, bl, 1, 1, KCM_BL_CLIENTS, &sb))
 		goto out;
 	msleep(KCM_BL_QUEUE_MS);
