@@ -409,7 +409,8 @@ static u64 kiwi_rx_atomic_rmw(u64 *p, const struct kiwi_atomic_req *ar)
  * RFC 7306 Atomic Request: check the 8 bytes it names (STag, remote
  * atomic access, bounds, 8-byte alignment), carry it out now, and queue
  * its response behind the Read Responses owed before it. It takes an IRD
- * slot like a Read. Misaligned: Remote Operation Error, Unspecified.
+ * slot like a Read. Misaligned: Remote Operation Error, Catastrophic error
+ * localized to the RDMAP Stream (RFC 7306 section 8.2).
  */
 static u32 kiwi_rx_atomic_req(struct kiwi_qp *qp)
 {
@@ -435,12 +436,12 @@ static u32 kiwi_rx_atomic_req(struct kiwi_qp *qp)
 	tc = kiwi_mem_check_tagged(&mem, &qp->base_qp, IB_ACCESS_REMOTE_ATOMIC,
 				   &to, sizeof(u64));
 	if (!tc && !kiwi_atomic_aligned(ar.to))
-		tc = KIWI_TC_RDMAP_OP_UNSPEC;
+		tc = KIWI_TC_RDMAP_CATA_STREAM;
 	if (!tc) {
 		/* Aligned, the 8 bytes never straddle a page. */
 		page = kiwi_mem_page(mem, to, &off);
 		if (!page || !kiwi_atomic_aligned(off))
-			tc = page ? KIWI_TC_RDMAP_OP_UNSPEC :
+			tc = page ? KIWI_TC_RDMAP_CATA_STREAM :
 				    KIWI_TC_RDMAP_BASE_BOUNDS;
 	}
 	if (!tc) {

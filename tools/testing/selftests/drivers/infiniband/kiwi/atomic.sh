@@ -19,9 +19,10 @@ tap_pair atomic 7610 kiwiB "$P" server 192.0.2.2 7610 -- \
 	kiwiA "$P" client 192.0.2.2 7610 || rc=1
 log=$(dmesg | tail -n +"$((log_mark + 1))")
 # The responder (kiwi1) sends, the requester (kiwi0) hears: each code once
-# per misuse. Codes: RDMAP Remote Operation / Unspecified (not aligned),
+# per misuse. Codes: RDMAP Remote Operation / Catastrophic error localized
+# to the RDMAP Stream (not aligned, RFC 7306 section 8.2),
 # Remote Protection / Access rights, Invalid STag, Base or bounds.
-for tc in 02ff0000 01020000 01000000 01010000; do
+for tc in 02070000 01020000 01000000 01010000; do
 	check "Terminate $tc sent by the responder and received by the requester" \
 		eval 'grep -q "sending Terminate $tc (opcode 10, ULPDU 70)" <<<"$log" &&
 		      grep -q "peer sent Terminate $tc" <<<"$log"'

@@ -203,8 +203,8 @@ evil atomic-badcode "term 0/2/ff md" "$FATAL" \
 evil atomic-badstag "term 0/1/00 md" "$ACCESS" "Invalid STag"
 evil atomic-noaccess "term 0/1/02 md" "$ACCESS" \
 	"region without IBV_ACCESS_REMOTE_ATOMIC: access rights"
-evil atomic-misaligned "term 0/2/ff md" "$FATAL" \
-	"Tagged Offset not 8-byte aligned: Remote Operation Error, Unspecified"
+evil atomic-misaligned "term 0/2/07 md" "$FATAL" \
+	"Tagged Offset not 8-byte aligned: Catastrophic error localized to the RDMAP Stream (RFC 7306 8.2)"
 evil imm-long "term 0/2/ff md" "$FATAL" "12-byte Immediate Data"
 evil imm-short "term 0/2/ff md" "$FATAL" "4-byte Immediate Data with SE"
 evil imm-twice "term 0/2/ff md" "$FATAL" \
