@@ -7,7 +7,8 @@
 # this tree (build/debug/tree), so the production build stays as it is.
 # Prints TAP, every description prefixed "debug kernel:", and exits non-zero
 # on any failure or kernel report; the whole kernel log is left in
-# build/debug/tree/dmesg.txt.
+# build/debug/tree/dmesg.txt, the console (where a panic shows) in
+# build/debug/console.log.
 #
 #   KIWI_DEBUG_TESTS="datapath.sh mr.sh" scripts/test-debug.sh
 #                           a chosen set; "all" runs every VM test
@@ -69,6 +70,7 @@ echo "ok - debug kernel: kiwi, the test modules and siw build for it"
 
 echo "# debug kernel tests: $tests"
 "$tree/scripts/vm-run.sh" --kernel "$kdir" --memory 4G --timeout "${KIWI_DEBUG_TIMEOUT:-3000}" \
+	--console "$out/console.log" \
 	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-120}" \
 	KIWI_DATAPATH_CRC="${KIWI_DATAPATH_CRC:-required}" \
 	KIWI_DMESG_FILE="$tree/dmesg.txt" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \

@@ -107,7 +107,8 @@ else
 fi
 if [ "$staged" = 1 ] && [ "$one_vm" = 1 ]; then
 	# The VM does not inherit this environment: pass the test selection.
-	scripts/vm-run.sh --timeout 3000 -- env KIWI_TESTS="$sel" \
+	scripts/vm-run.sh --timeout 3000 --console "$out/vm-console.log" \
+		-- env KIWI_TESTS="$sel" \
 		tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 		2>&1 | tee "$out/vm.log"
 	vmrc=${PIPESTATUS[0]}

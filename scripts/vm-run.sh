@@ -6,12 +6,17 @@
 # status: 124 when it ran past the timeout.
 #
 #   scripts/vm-run.sh [--timeout SECONDS] [--cpus N] [--memory SIZE]
-#                     [--kernel KDIR] [--qemu-opts "ARGS"] -- CMD...
+#                     [--kernel KDIR] [--qemu-opts "ARGS"] [--console FILE]
+#                     -- CMD...
 #
 # --kernel boots a kernel build tree instead (the debug kernel of
 # scripts/debug-kernel.sh); virtme-ng then serves that tree's modules.
 # --qemu-opts adds QEMU arguments, split at spaces (scripts/vm-pair.sh
 # adds a NIC and a PID file with it).
+# --console keeps the guest kernel's console in FILE (CMD's standard error
+# then joins its standard output); when the guest kernel dies (exit 255),
+# the console's last lines are printed to standard error, so a panic in a
+# test run is shown, not only its exit status.
 #
 # The guest sees the host's root file system read-only, with writable
 # overlays on /etc, /usr and /var that vanish at shutdown, and this tree
@@ -24,6 +29,7 @@ cpus=2
 memory=2G
 kernel=
 qemu_opts=()
+console=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -32,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--memory) memory=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--qemu-opts) read -ra qemu_opts <<<"$2"; shift 2 ;;
+	--console) console=$2; shift 2 ;;
 	--) shift; break ;;
 	*) break ;;
 	esac
@@ -43,6 +50,15 @@ if [ -z "$kernel" ]; then
 	kernel=/boot/vmlinuz-$("$root/scripts/kernel-release.sh")
 fi
 cmd=$(printf '%q ' "$@")
+verbose=()
+if [ -n "$console" ]; then
+	# With -v, virtme-ng writes the kernel console to its standard error,
+	# where the guest command's standard error also lands. Level 4 keeps
+	# the console to errors; an oops or panic prints in full regardless.
+	verbose=(-v --append loglevel=4)
+	cmd="exec 2>&1; $cmd"
+	exec 3>&2 2>"$console"
+fi
 # vng hands them to QEMU through a shell, one --qemu-opts=ARG each (the
 # "=" keeps an ARG that starts with "-" an argument).
 vng_opts=()
@@ -53,8 +69,15 @@ done
 rc=0
 timeout --kill-after=20 "$timeout" \
 	vng -r "$kernel" --disable-kvm --cpus "$cpus" --memory "$memory" \
-	    --rwdir="$root=$root" --cwd "$root" "${vng_opts[@]}" \
+	    --rwdir="$root=$root" --cwd "$root" "${vng_opts[@]}" "${verbose[@]}" \
 	    --exec "cd $(printf '%q' "$root") && $cmd" </dev/null || rc=$?
+if [ -n "$console" ]; then
+	exec 2>&3 3>&-
+	if [ "$rc" = 255 ]; then
+		echo "vm-run: the guest kernel stopped; the end of its console ($console):" >&2
+		tail -n 80 "$console" >&2
+	fi
+fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "vm-run: the VM ran past ${timeout}s and was stopped" >&2
 	rc=124

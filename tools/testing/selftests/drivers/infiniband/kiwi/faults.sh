@@ -19,6 +19,8 @@
 # the devices must then still move verified data. At the end every guarded
 # site in the source must have been failed at least once, and the module
 # unloads; run_vm.sh checks the kernel log and kmemleak.
+# KIWI_FAULT_ROUNDS (1) and KIWI_FAILSLAB_ROUNDS (3) set how many rounds the
+# random and the failslab parts run.
 source "$(dirname "$0")/lib.sh"
 tap_begin "allocation failures"
 
@@ -273,7 +275,7 @@ kfail_rounds() {
 	[ "$bad" = 0 ]
 }
 check "failslab and fail_page_alloc (2 %) on rping's tasks: every run ends, nothing left behind" \
-	kfail_rounds "${KIWI_FAULT_ROUNDS:-3}"
+	kfail_rounds "${KIWI_FAILSLAB_ROUNDS:-3}"
 
 quiet
 check "afterwards the devices still move verified data (rping -V)" \
