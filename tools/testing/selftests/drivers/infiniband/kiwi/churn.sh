@@ -395,7 +395,7 @@ phase_half_open() {
 		c = s.accept()
 		time.sleep(60)' &
 	mpid=$!
-	wait_for 20 eval "ip netns exec kiwiB ss -Hltn | grep -q ':7750 '"
+	wait_for 20 srv_listens kiwiB 7750
 	ip netns exec kiwiA "$X" churn 192.0.2.2 7750 $small 1 >"$out/mute" 2>&1 &
 	apid=$!
 	check "half-open: a connect to a TCP server that never sends its MPA Reply" \

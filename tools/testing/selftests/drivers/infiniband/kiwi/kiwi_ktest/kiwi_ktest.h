@@ -17,6 +17,7 @@
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
+#include <linux/moduleparam.h>
 #include <linux/printk.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -82,6 +83,29 @@ static inline struct net *kt_net(struct kt *kt, int fd, const char *param)
 		return NULL;
 	return net;
 }
+
+/*
+ * KT_PAIR_PARAMS() - the module parameters of a test between two network
+ * namespaces: netns_a and netns_b, fds of the client's and the server's
+ * namespace open in insmod (kt_net()); addr_a and addr_b, their IPv4
+ * addresses; port, the server's, @default_port unless given.
+ */
+#define KT_PAIR_PARAMS(default_port)					\
+	static int netns_a = -1;					\
+	module_param(netns_a, int, 0);					\
+	MODULE_PARM_DESC(netns_a, "fd of the client's network namespace, open in insmod"); \
+	static int netns_b = -1;					\
+	module_param(netns_b, int, 0);					\
+	MODULE_PARM_DESC(netns_b, "fd of the server's network namespace, open in insmod"); \
+	static char *addr_a = "192.0.2.1";				\
+	module_param(addr_a, charp, 0444);				\
+	MODULE_PARM_DESC(addr_a, "the client's IPv4 address");	\
+	static char *addr_b = "192.0.2.2";				\
+	module_param(addr_b, charp, 0444);				\
+	MODULE_PARM_DESC(addr_b, "the server's IPv4 address");	\
+	static char *port = default_port;				\
+	module_param(port, charp, 0444);				\
+	MODULE_PARM_DESC(port, "the server's TCP port")
 
 #define KT_TIMEOUT	(20 * HZ)	/* the longest wait for the peer */
 

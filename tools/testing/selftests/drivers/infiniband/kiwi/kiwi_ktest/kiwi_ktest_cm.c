@@ -44,33 +44,19 @@
 
 #include "kiwi_ktest.h"
 
-static int netns_a = -1;
-module_param(netns_a, int, 0);
-MODULE_PARM_DESC(netns_a, "fd of the client's network namespace, open in insmod");
-static int netns_b = -1;
-module_param(netns_b, int, 0);
-MODULE_PARM_DESC(netns_b, "fd of the server's network namespace, open in insmod");
+KT_PAIR_PARAMS("7480");
 static char *dev_a = "kiwi0";
 module_param(dev_a, charp, 0444);
 MODULE_PARM_DESC(dev_a, "the client's RDMA device (default kiwi0)");
 static char *dev_b = "kiwi1";
 module_param(dev_b, charp, 0444);
 MODULE_PARM_DESC(dev_b, "the server's RDMA device (default kiwi1)");
-static char *addr_a = "192.0.2.1";
-module_param(addr_a, charp, 0444);
-MODULE_PARM_DESC(addr_a, "the client's IPv4 address");
-static char *addr_b = "192.0.2.2";
-module_param(addr_b, charp, 0444);
-MODULE_PARM_DESC(addr_b, "the server's IPv4 address");
 static char *addr6_a = "2001:db8::1";
 module_param(addr6_a, charp, 0444);
 MODULE_PARM_DESC(addr6_a, "the client's IPv6 address (empty: no IPv6 run)");
 static char *addr6_b = "2001:db8::2";
 module_param(addr6_b, charp, 0444);
 MODULE_PARM_DESC(addr6_b, "the server's IPv6 address");
-static char *port = "7480";
-module_param(port, charp, 0444);
-MODULE_PARM_DESC(port, "the server's port (default 7480)");
 
 #define KCM_MAX_LEN	SZ_1M
 #define KCM_FR_PAGES	(KCM_MAX_LEN / PAGE_SIZE + 1)	/* any first offset */

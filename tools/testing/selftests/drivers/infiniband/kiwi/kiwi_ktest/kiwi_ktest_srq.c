@@ -31,22 +31,7 @@
 
 #include "kiwi_ktest.h"
 
-static int netns_a = -1;
-module_param(netns_a, int, 0);
-MODULE_PARM_DESC(netns_a, "fd of the client's network namespace");
-
-static int netns_b = -1;
-module_param(netns_b, int, 0);
-MODULE_PARM_DESC(netns_b, "fd of the server's network namespace");
-
-static char *addr_a = "192.0.2.1";
-module_param(addr_a, charp, 0444);
-
-static char *addr_b = "192.0.2.2";
-module_param(addr_b, charp, 0444);
-
-static char *port = "7490";
-module_param(port, charp, 0444);
+KT_PAIR_PARAMS("7490");
 
 #define KS_NQP		2
 #define KS_SRQ_WR	16
