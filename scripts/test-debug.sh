@@ -13,6 +13,8 @@
 #   KIWI_DEBUG_TESTS="datapath.sh mr.sh" scripts/test-debug.sh
 #                           a chosen set; "all" runs every VM test
 #
+# KIWI_DEBUG_TIMEOUT: seconds the VM may run (3000; 7200 for "all").
+#
 # The default set is the tests that feed kiwi hostile or
 # heavy input, sized to keep README's test command under an hour: the data
 # path, Terminates and hostile peers, ring abuse, allocation failures,
@@ -32,7 +34,11 @@ DEFAULT_TESTS="datapath.sh terminate.sh ringabuse.sh faults.sh storage_nvme.sh
 	soak.sh"
 
 tests=${KIWI_DEBUG_TESTS:-$DEFAULT_TESTS}
-[ "$tests" = all ] && tests="$(make -s --no-print-directory -C "$sel" print-tests print-extended)"
+limit=3000
+if [ "$tests" = all ]; then
+	tests="$(make -s --no-print-directory -C "$sel" print-tests print-extended)"
+	limit=7200	# every test: about 95 minutes on 2 cores
+fi
 tests=$(echo $tests)
 
 say() { sed -E 's/^((not )?ok( [0-9]+)? - )/\1debug kernel: /'; }
@@ -69,7 +75,7 @@ fi
 echo "ok - debug kernel: kiwi, the test modules and siw build for it"
 
 echo "# debug kernel tests: $tests"
-"$tree/scripts/vm-run.sh" --kernel "$kdir" --memory 4G --timeout "${KIWI_DEBUG_TIMEOUT:-3000}" \
+"$tree/scripts/vm-run.sh" --kernel "$kdir" --memory 4G --timeout "${KIWI_DEBUG_TIMEOUT:-$limit}" \
 	--console "$out/console.log" \
 	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-120}" \
 	KIWI_DATAPATH_CRC="${KIWI_DATAPATH_CRC:-required}" \
