@@ -17,7 +17,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/build/siw
 kdir=$(make -s -C "$root" --no-print-directory print-kdir)
-[ -f "$out/siw.ko" ] && [ "$out/siw.ko" -nt "$kdir/Module.symvers" ] && exit 0
+# A siw.ko built before that change (its source still has a plain reader)
+# is built again.
+[ -f "$out/siw.ko" ] && [ "$out/siw.ko" -nt "$kdir/Module.symvers" ] &&
+	! grep -qs 'read_lock(&sk->sk_callback_lock)' "$out/siw_cm.c" "$out/siw_qp.c" &&
+	exit 0
 
 tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)
 [ -n "$tarball" ] || { echo "build-siw: no linux-source tarball; run scripts/setup.sh" >&2; exit 1; }
