@@ -13,7 +13,8 @@
 # run may take before it counts as failed, default 120), BENCH_SKIP (cells
 # not to run, "transport:test:size:mode" words; default: the known upstream
 # hangs below), BENCH_KIWI_PARAMS (kiwi's module parameters, for example
-# "zcopy_min=65536"), BENCH_STORAGE=0 (no storage rows; see
+# "zcopy_min=65536"), BENCH_TESTS (only these tests, for example
+# "write_lat send_lat tcp_lat"; default all), BENCH_STORAGE=0 (no storage rows; see
 # tools/bench/storage.sh, which also reads BENCH_STORAGE_MB).
 #
 # kiwi, siw and TCP run between the namespaces kiwiA and kiwiB over the
@@ -340,6 +341,8 @@ for run in $(seq "$runs"); do
 			broken=1
 		fi
 		while read -r test size mode; do
+			[ -z "${BENCH_TESTS:-}" ] || [[ " $BENCH_TESTS " == *" $test "* ]] ||
+				continue
 			one "$tr" "$test" "$size" "$mode" "$run" </dev/null
 		done < <(if [ "$tr" = tcp ]; then tcp_cells; else cells; fi)
 		teardown "$tr"
