@@ -36,6 +36,10 @@
 # At the end nothing of kiwi is left and the modules unload.
 #
 # KIWI_STORAGE_LONG=1 writes and verifies more (a longer run, by hand).
+# KIWI_ISER_REMOVALS=0 leaves out the portal removal and the three device
+# removals: upstream ib_isert frees memory it still uses there (see
+# "Debug kernel and faults" in kiwi.rst), which KASAN reports; the debug
+# kernel's run sets it, Debian's kernel runs them.
 source "$(dirname "$0")/lib.sh"
 [ -z "${KIWI_X:-}" ] || set -x
 tap_begin "iSER (LIO isert, open-iscsi ib_iser) over kiwi"
@@ -262,7 +266,12 @@ is_portal_add() {
 		"$tpath/portals/$portal enable_iser boolean=true" | tcli_batch
 }
 # LIO ends a removed portal's listener, not its logged-in sessions.
-self_healing 22 "target portal removed" is_portal_del '! is_listening' is_portal_add
+removals=${KIWI_ISER_REMOVALS:-1}
+if [ "$removals" = 0 ]; then
+	ok "target portal removed # SKIP KIWI_ISER_REMOVALS=0: isert's use-after-free"
+else
+	self_healing 22 "target portal removed" is_portal_del '! is_listening' is_portal_add
+fi
 
 # The target's listener again after the device came back. isert in 6.1
 # forgets its listener on DEVICE_REMOVAL and makes a new one only on an
@@ -313,9 +322,13 @@ device_gone() {
 	check "$name: logout" is_logout
 }
 
-device_gone 31 "rdma link del" "rdma link del kiwi0" "rdma link add kiwi0 type kiwi netdev kva"
-device_gone 32 "netdev deleted" "ip link del kva" "kiwi_own_addr_dev kiwi0 $addr"
-device_gone 33 "rmmod kiwi" "modprobe -r kiwi" "modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
+if [ "$removals" = 0 ]; then
+	ok "device removals # SKIP KIWI_ISER_REMOVALS=0: isert's use-after-free"
+else
+	device_gone 31 "rdma link del" "rdma link del kiwi0" "rdma link add kiwi0 type kiwi netdev kva"
+	device_gone 32 "netdev deleted" "ip link del kva" "kiwi_own_addr_dev kiwi0 $addr"
+	device_gone 33 "rmmod kiwi" "modprobe -r kiwi" "modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
+fi
 
 # ---- the end: nothing left, and the modules unload
 
