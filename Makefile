@@ -7,6 +7,7 @@
 #   make check           host unit tests (no VM); scripts/test.sh runs all,
 #                        with the fuzzers and the VM tests
 #   make bench           kiwi against siw, rxe and TCP in the VM (build/bench)
+#   make bench-profile   perf profiles of 8-byte round trips (build/bench-profile)
 #
 # KDIR defaults to the running kernel's build tree when present, else the
 # newest installed Debian 12 linux-headers-*-amd64.
@@ -28,7 +29,7 @@ KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
 MODDIR := /lib/modules/$(KVER)/updates
 
 .PHONY: all module provider ktest install uninstall clean clean-kernel check checkpatch sparse \
-	print-kver print-kdir bench
+	print-kver print-kdir bench bench-profile
 
 all: module provider
 
@@ -70,6 +71,13 @@ bench: module provider
 	scripts/build-siw.sh
 	$(MAKE) -C tools/bench
 	tools/bench/bench.sh
+
+# Where a small message's round trip spends its time (tools/bench/profile.sh):
+# perf in the VM, kiwi against siw; results in build/bench-profile.
+bench-profile: module provider
+	scripts/build-siw.sh
+	scripts/stage.sh
+	scripts/vm-run.sh --timeout 3600 -- tools/bench/profile.sh build/bench-profile
 
 print-kver:
 	@echo $(KVER)

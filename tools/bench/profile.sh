@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Inside the VM: where the time of a small-message round trip goes. For
+# each transport and latency test, one perftest run (-R, 8 B) gives the
+# latency and, under "perf stat -a", the context switches per round trip;
+# a second run under "perf record -a -g" gives the kernel and user symbols
+# that take the CPU time of both ends. The host side is
+# "make bench-profile" (tools/bench/Makefile's caller), which boots the VM.
+#
+#   tools/bench/profile.sh OUTDIR
+#
+# Environment: PROF_TRANSPORTS (default "kiwi siw"), PROF_TESTS (default
+# "write_lat send_lat read_lat"), PROF_ITERS (round trips per run, default
+# 5000), PROF_EVENT=1 (perftest -e: completion events, not polling),
+# BENCH_KIWI_PARAMS (kiwi's module parameters).
+#
+# Results: OUTDIR/summary.txt (a line per run), OUTDIR/TR-TEST.report (perf
+# report, the top symbols by self time), OUTDIR/TR-TEST.{srv,cli,stat}.
+set -u
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
+source "$root/tools/bench/lib-bench.sh"
+
+out=${1:?usage: profile.sh OUTDIR}
+iters=${PROF_ITERS:-5000}
+mkdir -p "$out"
+command -v perf >/dev/null || { echo "profile: no perf (linux-perf)" >&2; exit 1; }
+
+port=19515
+# lat_run TR TEST PERF...: a server in kiwiB, the client in kiwiA under the
+# PERF command line (system-wide, so both ends count); 0 when it ran.
+lat_run() {
+	local tr=$1 test=$2 spid pre args
+	shift 2
+	port=$((port + 1))
+	args=(-R -F -p "$port" -n "$iters" -s 8)
+	[ "${PROF_EVENT:-0}" = 1 ] && args+=(-e)
+	nsprefix "$sns"
+	"${pre[@]}" timeout 300 "ib_$test" -d "$sdev" "${args[@]}" >"$log.srv" 2>&1 &
+	spid=$!
+	wait_for 30 listening "$tr" "$port" "$spid" || { kill "$spid"; return 1; }
+	nsprefix "$cns"
+	"$@" "${pre[@]}" timeout 300 "ib_$test" -d "$cdev" "${args[@]}" "$saddr" >"$log.cli" 2>&1
+	wait "$spid"
+}
+
+bench_vm_prep || exit 1
+echo "# profile: $iters round trips of 8 B, $([ "${PROF_EVENT:-0}" = 1 ] && echo events || echo polling)" |
+	tee "$out/summary.txt"
+for tr in ${PROF_TRANSPORTS:-kiwi siw}; do
+	setup "$tr" >"$out/setup-$tr" 2>&1 || { echo "profile: cannot set up $tr" >&2; continue; }
+	for test in ${PROF_TESTS:-write_lat send_lat read_lat}; do
+		log=$out/$tr-$test
+		if ! lat_run "$tr" "$test" perf stat -a -x, -o "$log.stat" \
+			-e context-switches,cpu-migrations --; then
+			echo "$tr $test: failed (see $log.cli)" | tee -a "$out/summary.txt"
+			continue
+		fi
+		lat=$(awk 'hdr && $1 ~ /^[0-9]+$/ { print $5; exit } /#bytes/ { hdr = 1 }' "$log.cli")
+		cs=$(awk -F, '$3 == "context-switches" { print $1 }' "$log.stat")
+		printf '%-4s %-9s t_typical %s us, %s context switches per round trip\n' \
+			"$tr" "$test" "${lat:-?}" "$(awk -v c="${cs:-0}" -v n="$iters" \
+			'BEGIN { printf "%.2f", c / n }')" | tee -a "$out/summary.txt"
+		lat_run "$tr" "$test" perf record -a -g -q -o "$log.data" -- ||
+			echo "$tr $test: the profiled run failed" | tee -a "$out/summary.txt"
+		perf report -i "$log.data" --stdio --no-children --percent-limit 0.7 \
+			--sort dso,sym -g none 2>/dev/null | grep -v '^$' >"$log.report"
+		rm -f "$log.data"
+	done
+	teardown "$tr"
+done
+kiwi_two_hosts_del
