@@ -202,6 +202,7 @@ void kiwi_engines_start(struct kiwi_qp *qp);
 void kiwi_engines_stop(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_direct(struct kiwi_qp *qp);
+void kiwi_tx_response_in(struct kiwi_qp *qp);
 void kiwi_tx_zc_report(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);
 struct kiwi_orq_entry *kiwi_orq_oldest(struct kiwi_qp *qp);

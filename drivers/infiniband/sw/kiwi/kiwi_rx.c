@@ -492,7 +492,7 @@ static u32 kiwi_rx_atomic_resp(struct kiwi_qp *qp)
 	if (status != IB_WC_SUCCESS)
 		kiwi_qp_error(qp);
 	else
-		kiwi_tx_kick(qp);	/* a stalled Read or atomic may go */
+		kiwi_tx_response_in(qp);	/* a stalled Read or atomic may go */
 	return 0;
 }
 
@@ -537,7 +537,7 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 			kiwi_qp_error(qp);
 			break;
 		}
-		kiwi_tx_kick(qp);	/* a stalled Read may go now */
+		kiwi_tx_response_in(qp);	/* a stalled Read may go now */
 		break;
 	}
 	case KIWI_OP_WRITE:

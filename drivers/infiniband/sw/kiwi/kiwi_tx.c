@@ -677,7 +677,7 @@ static void kiwi_tx_put_cur(struct kiwi_tx *tx)
 			kiwi_mem_put(tx->cur_mem[i]);
 		tx->cur_mem[i] = NULL;
 	}
-	tx->cur_active = false;
+	WRITE_ONCE(tx->cur_active, false);
 }
 
 /*
@@ -898,7 +898,7 @@ static int kiwi_tx_load(struct kiwi_qp *qp, u8 *status)
 	slot->zc = false;
 	slot->zc_open = false;
 	tx->cur_sent = 0;
-	tx->cur_active = true;
+	WRITE_ONCE(tx->cur_active, true);
 
 	/* Opcode and lengths: kiwi_wqe.c, fuzzed on the host. */
 	switch (kiwi_sqe_check(c, !!qp->base_qp.uobject, qp->sq.max_sge,
@@ -1125,8 +1125,12 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 	case KIWI_WR_READ_INV:
 	case KIWI_WR_ATOMIC_CMP_SWP:
 	case KIWI_WR_ATOMIC_FETCH_ADD:
-		/* ORD is full (it may have been lowered in RTS): wait. */
-		if (tx->orq_tail - tx->orq_head >= READ_ONCE(qp->ord))
+		/*
+		 * ORD is full (it may have been lowered in RTS): wait. The
+		 * barrier pairs with kiwi_tx_response_in()'s.
+		 */
+		smp_mb();
+		if (tx->orq_tail - READ_ONCE(tx->orq_head) >= READ_ONCE(qp->ord))
 			return -EAGAIN;
 		/* Completes when the response is in (kiwi_rx.c). */
 		ret = kiwi_wr_is_read(c->opcode) ? kiwi_tx_read_req(qp) :
@@ -1444,9 +1448,11 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 			kiwi_qp_error(qp);
 			return false;
 		}
-		if ((tx->cur.flags & KIWI_WQE_READ_FENCE) &&
-		    tx->orq_head != tx->orq_tail)
-			break;	/* fenced behind outstanding Reads */
+		if (tx->cur.flags & KIWI_WQE_READ_FENCE) {
+			smp_mb();	/* as before the ORD check */
+			if (READ_ONCE(tx->orq_head) != tx->orq_tail)
+				break;	/* fenced behind outstanding Reads */
+		}
 		ret = kiwi_tx_sqe(qp);
 		if (ret == -EAGAIN) {
 			if (direct)
@@ -1479,6 +1485,31 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 {
 	if (qp->tx && !qp->tx->stopped)
 		queue_work(kiwi_tx_wq, &qp->tx->work);
+}
+
+/**
+ * kiwi_tx_response_in() - kick the loop a Read or atomic response may free
+ * @qp: the QP whose oldest ORQ entry was just retired
+ *
+ * The loop waits on outstanding Reads only with an entry in hand (ORD
+ * full, or a Read fence), and a graceful close waits for the ORQ to
+ * empty; otherwise nothing waits, and a kick would only wake a worker to
+ * find no work, on the path of every Read's round trip.
+ *
+ * Context: softirq (the receive path), after kiwi_orq_retire().
+ */
+void kiwi_tx_response_in(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+
+	/*
+	 * Our retire, then its cur_active; the loop's cur_active, then the
+	 * ORQ: each side sees the other's store.
+	 */
+	smp_mb();
+	if (READ_ONCE(tx->cur_active) ||
+	    (qp->cep && test_bit(KIWI_CEP_CLOSE_GRACEFUL, &qp->cep->close_req)))
+		kiwi_tx_kick(qp);
 }
 
 /**
