@@ -108,9 +108,16 @@ static void kiwi_cq_notify_remote(void *arg)
 }
 
 /*
- * Run the completion handler on the CQ's vector CPU. A notice that comes
- * while an earlier one is queued merges with it: the handler still runs
- * after both completions, and the consumer polls everything there is.
+ * Run a kernel CQ's completion handler on its vector's CPU. A notice that
+ * comes while an earlier one is queued merges with it: the handler still
+ * runs after both completions, and the consumer polls everything there is.
+ *
+ * A user CQ's handler runs here: all it does is wake the process waiting
+ * on the completion channel, whose polling runs wherever that process
+ * does. A hop through the vector's CPU would only add a cross-CPU call,
+ * and when the waiter is this CPU's own task (a Send's completion arises
+ * in its own POST_SEND call) it would put that task to sleep on the event
+ * it was about to read (kiwi.rst, "Completion vectors").
  */
 static void kiwi_cq_notify(struct kiwi_cq *cq)
 {
@@ -119,7 +126,7 @@ static void kiwi_cq_notify(struct kiwi_cq *cq)
 	if (!cq->base_cq.comp_handler)
 		return;
 	cpu = get_cpu();
-	if (cpu != cq->cpu && cpu_online(cq->cpu)) {
+	if (cpu != cq->cpu && !cq->base_cq.uobject && cpu_online(cq->cpu)) {
 		put_cpu();
 		if (atomic_xchg(&cq->notify_pending, 1))
 			return;
