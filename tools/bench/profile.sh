@@ -12,11 +12,12 @@
 #
 # Environment: PROF_TRANSPORTS (default "kiwi siw"), PROF_TESTS (default
 # "write_lat send_lat read_lat"), PROF_ITERS (round trips per run, default
-# 5000), PROF_EVENT=1 (perftest -e: completion events, not polling),
+# 50000), PROF_EVENT=1 (perftest -e: completion events, not polling),
 # BENCH_KIWI_PARAMS (kiwi's module parameters).
 #
 # Results: OUTDIR/summary.txt (a line per run), OUTDIR/TR-TEST.report (perf
-# report, the top symbols by self time), OUTDIR/TR-TEST.{srv,cli,stat}.
+# report, the top symbols by self time), OUTDIR/TR-TEST.children (the same
+# with their callees' time), OUTDIR/TR-TEST.{data,srv,cli,stat}.
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,7 +25,7 @@ source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
 source "$root/tools/bench/lib-bench.sh"
 
 out=${1:?usage: profile.sh OUTDIR}
-iters=${PROF_ITERS:-5000}
+iters=${PROF_ITERS:-50000}
 mkdir -p "$out"
 command -v perf >/dev/null || { echo "profile: no perf (linux-perf)" >&2; exit 1; }
 
@@ -65,9 +66,12 @@ for tr in ${PROF_TRANSPORTS:-kiwi siw}; do
 			'BEGIN { printf "%.2f", c / n }')" | tee -a "$out/summary.txt"
 		lat_run "$tr" "$test" perf record -a -g -q -o "$log.data" -- ||
 			echo "$tr $test: the profiled run failed" | tee -a "$out/summary.txt"
-		perf report -i "$log.data" --stdio --no-children --percent-limit 0.7 \
-			--sort dso,sym -g none 2>/dev/null | grep -v '^$' >"$log.report"
-		rm -f "$log.data"
+		# Self time per symbol, and time including callees (the stages:
+		# the system call, TCP's send, the receive softirq, placement).
+		perf report -i "$log.data" --stdio --no-children --percent-limit 0.5 \
+			--sort dso,sym -g none 2>/dev/null | grep -v '^[#]*$' >"$log.report"
+		perf report -i "$log.data" --stdio --children --percent-limit 1.5 \
+			--sort sym -g none 2>/dev/null | grep -v '^[#]*$' >"$log.children"
 	done
 	teardown "$tr"
 done
