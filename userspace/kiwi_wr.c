@@ -294,7 +294,6 @@ static int kiwi_wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct kiwi_uqp *qp = ex_to_uqp(qpx);
 	uint32_t state = kiwi_qp_state(qp);
-	struct ibv_send_wr *dummy;
 	uint32_t i, n = qp->wr_count;
 	int ret = qp->wr_err;
 
@@ -319,7 +318,7 @@ static int kiwi_wr_complete(struct ibv_qp_ex *qpx)
 	pthread_spin_unlock(&qp->sq_lock);
 	/* Kick the kernel: it sends (RTS) or flushes (ERR) what is queued. */
 	if (n)
-		ibv_cmd_post_send(&qp->vqp.qp, NULL, &dummy);
+		kiwi_doorbell(&qp->vqp.qp);
 	return 0;
 }
 

@@ -117,6 +117,7 @@ int kiwi_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init);
 int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
+void kiwi_doorbell(struct ibv_qp *ibqp);
 int kiwi_post_sqes(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr, uint16_t wqe_flags);
 int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
