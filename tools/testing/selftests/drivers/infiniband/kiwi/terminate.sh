@@ -290,7 +290,10 @@ check "llp_timeout defaults to 30 s and takes 5" \
 	eval '[ "$(cat $T)" = 30 ] && echo 5 >$T && [ "$(cat $T)" = 5 ]'
 evil term-stall reset "async=QP_FATAL,QP_FATAL flushed=2 recv_ok=0 state=ERR mem=intact rst=1" \
 	"V-ST-T1, V-ST-T5, V-LLP-8: an undeliverable Terminate ends in a reset"
-evil close-read-stall reset "$LOST" \
+# One reset when the QP fails (srv_said below checks it then); by the
+# summary the server's TCP may have answered a late segment of the peer's
+# with one more (seen once on the debug kernel), which is TCP's, not kiwi's.
+evil close-read-stall reset "${LOST%rst=1}rst=[12]" \
 	"V-SEC-6, V-ST-C6: SQD held by a Read never answered ends in a reset"
 check "close-read-stall: reset, then ERR, then the event (V-ST-C7)" \
 	srv_said close-read-stall "async QP_FATAL state=ERR rst=1"
