@@ -15,9 +15,16 @@
 # 50000), PROF_EVENT=1 (perftest -e: completion events, not polling),
 # BENCH_KIWI_PARAMS (kiwi's module parameters).
 #
+# A third run (PROF_TRACE=0 leaves it out; PROF_TRACE_ITERS round trips,
+# default 3000) has the function tracer on the functions along the path
+# (trace_funcs) and tools/bench/stages.py turns their entry times into
+# steps: the median time from one to the next, over both ends. Tracing
+# slows each step; compare the transports' steps with each other.
+#
 # Results: OUTDIR/summary.txt (a line per run), OUTDIR/TR-TEST.report (perf
 # report, the top symbols by self time), OUTDIR/TR-TEST.children (the same
-# with their callees' time), OUTDIR/TR-TEST.{data,srv,cli,stat}.
+# with their callees' time), OUTDIR/TR-TEST.stages (the traced steps),
+# OUTDIR/TR-TEST.{data,trace,srv,cli,stat}.
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,6 +54,44 @@ lat_run() {
 	wait "$spid"
 }
 
+# Functions along the round trip, traced with their entry times.
+trace_funcs() {
+	case $1 in
+	kiwi)
+		echo kiwi_post_send kiwi_tx_message kiwi_rx_data_ready kiwi_fpdu_end \
+			kiwi_irq_add kiwi_tx_kick kiwi_tx_work kiwi_tx_read_resp \
+			kiwi_sq_complete kiwi_cq_add ;;
+	siw)
+		echo siw_post_send siw_qp_sq_process siw_tx_ctrl siw_qp_llp_data_ready \
+			siw_rdmap_complete siw_sq_start siw_sq_resume siw_sqe_complete \
+			siw_rqe_complete ;;
+	esac
+	echo sock_sendmsg veth_xmit tcp_read_sock queue_work_on try_to_wake_up
+}
+
+# trace_run TR TEST: a run under the function tracer; its steps go to
+# $log.stages (tools/bench/stages.py).
+trace_run() {
+	local t=/sys/kernel/tracing f ok=0
+	[ -d "$t/events" ] || mount -t tracefs nodev "$t" || return 1
+	echo nop >"$t/current_tracer"
+	echo >"$t/set_ftrace_filter"
+	for f in $(trace_funcs "$1"); do
+		# One at a time: a name the kernel lacks fails only itself.
+		echo "$f" >>"$t/set_ftrace_filter" 2>/dev/null && ok=1
+	done
+	[ $ok = 1 ] || return 1
+	echo >"$t/trace"
+	echo function >"$t/current_tracer"
+	iters=${PROF_TRACE_ITERS:-3000} lat_run "$1" "$2"
+	ok=$?
+	echo nop >"$t/current_tracer"
+	echo >"$t/set_ftrace_filter"
+	cat "$t/trace" >"$log.trace"
+	echo >"$t/trace"
+	[ $ok = 0 ] && /usr/bin/python3 "$root/tools/bench/stages.py" "$log.trace" >"$log.stages"
+}
+
 bench_vm_prep || exit 1
 echo "# profile: $iters round trips of 8 B, $([ "${PROF_EVENT:-0}" = 1 ] && echo events || echo polling)" |
 	tee "$out/summary.txt"
@@ -72,6 +117,9 @@ for tr in ${PROF_TRANSPORTS:-kiwi siw}; do
 			--sort dso,sym -g none 2>/dev/null | grep -v '^[#]*$' >"$log.report"
 		perf report -i "$log.data" --stdio --children --percent-limit 1.5 \
 			--sort sym -g none 2>/dev/null | grep -v '^[#]*$' >"$log.children"
+		if [ "${PROF_TRACE:-1}" = 1 ] && ! trace_run "$tr" "$test"; then
+			echo "$tr $test: the traced run failed" | tee -a "$out/summary.txt"
+		fi
 	done
 	teardown "$tr"
 done
