@@ -83,12 +83,14 @@ trace_run() {
 	[ $ok = 1 ] || return 1
 	echo >"$t/trace"
 	echo function >"$t/current_tracer"
+	echo 1 >"$t/tracing_on"
 	iters=${PROF_TRACE_ITERS:-3000} lat_run "$1" "$2"
 	ok=$?
+	echo 0 >"$t/tracing_on"
+	# Before the tracer changes: that empties the buffer.
+	cat "$t/trace" >"$log.trace"
 	echo nop >"$t/current_tracer"
 	echo >"$t/set_ftrace_filter"
-	cat "$t/trace" >"$log.trace"
-	echo >"$t/trace"
 	[ $ok = 0 ] && /usr/bin/python3 "$root/tools/bench/stages.py" "$log.trace" >"$log.stages"
 }
 
