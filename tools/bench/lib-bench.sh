@@ -2,7 +2,8 @@
 #
 # The benchmark's transports, shared by tools/bench/run.sh and
 # tools/bench/profile.sh (inside the VM, after lib.sh): set one up and
-# down, run a command in a namespace, and tell when a server listens.
+# down, run a command in a namespace, tell when a server listens, run a
+# server and client pair, and read perftest's result.
 # Needs $root; BENCH_KIWI_PARAMS are kiwi's module parameters.
 
 SIW=$root/build/siw/siw.ko
@@ -104,7 +105,6 @@ listening() {
 	return 1
 }
 
-
 # bench_vm_prep: kiwi installed in the VM, only the measured providers
 # left, the kernel's RDMA modules loaded and kiwi_two_hosts made.
 bench_vm_prep() {
@@ -125,4 +125,37 @@ bench_vm_prep() {
 	kiwi_two_hosts || { echo "bench: cannot set up the two hosts" >&2; return 1; }
 	ip -n kiwiA link set lo up
 	ip -n kiwiB link set lo up
+}
+
+# perftest output: the line after the "#bytes" header; BW average is its
+# 4th field, t_typical (the median) the 5th.
+parse_perftest() {
+	awk -v f="$2" 'hdr && $1 ~ /^[0-9]+$/ { print $f; exit } /#bytes/ { hdr = 1 }' "$1"
+}
+
+# pair_run: the server (array srv) in namespace $sns in the background,
+# then, once it listens on $port, the client (array cli) in $cns, each
+# under "timeout $limit" and the client after the prefix wrap (perf, or
+# nothing); their output goes to $log.srv and $log.cli, $tr names the
+# transport. crc is the client's exit status; returns the server's.
+wrap=()
+pair_run() {
+	local spid pre
+	# A simple command, so that $! is the server's pid, in its namespace.
+	nsprefix "$sns"
+	# Line-buffered, so that a server killed after its client failed has
+	# told why.
+	"${pre[@]}" stdbuf -oL -eL timeout "$limit" "${srv[@]}" >"$log.srv" 2>&1 &
+	spid=$!
+	nsprefix "$cns"
+	if ! wait_for 30 listening "$tr" "$port" "$spid"; then
+		echo "bench: ${log##*/}: the server never listened" >>"$log.cli"
+		crc=1
+	else
+		"${wrap[@]}" "${pre[@]}" timeout "$limit" "${cli[@]}" >"$log.cli" 2>&1
+		crc=$?
+	fi
+	# A server left waiting after its client failed only burns the timeout.
+	[ $crc -eq 0 ] || kill "$spid" 2>/dev/null
+	wait "$spid"
 }

@@ -37,21 +37,19 @@ mkdir -p "$out"
 command -v perf >/dev/null || { echo "profile: no perf (linux-perf)" >&2; exit 1; }
 
 port=19515
-# lat_run TR TEST PERF...: a server in kiwiB, the client in kiwiA under the
-# PERF command line (system-wide, so both ends count); 0 when it ran.
+# lat_run TR TEST WRAP...: a server in kiwiB, the client in kiwiA under the
+# WRAP command line (perf, system-wide, so both ends count); the server's
+# exit status.
 lat_run() {
-	local tr=$1 test=$2 spid pre args
+	local tr=$1 test=$2 args srv cli wrap limit=300
 	shift 2
 	port=$((port + 1))
 	args=(-R -F -p "$port" -n "$iters" -s 8)
 	[ "${PROF_EVENT:-0}" = 1 ] && args+=(-e)
-	nsprefix "$sns"
-	"${pre[@]}" timeout 300 "ib_$test" -d "$sdev" "${args[@]}" >"$log.srv" 2>&1 &
-	spid=$!
-	wait_for 30 listening "$tr" "$port" "$spid" || { kill "$spid"; return 1; }
-	nsprefix "$cns"
-	"$@" "${pre[@]}" timeout 300 "ib_$test" -d "$cdev" "${args[@]}" "$saddr" >"$log.cli" 2>&1
-	wait "$spid"
+	srv=("ib_$test" -d "$sdev" "${args[@]}")
+	cli=("ib_$test" -d "$cdev" "${args[@]}" "$saddr")
+	wrap=("$@")
+	pair_run
 }
 
 # Functions along the round trip, traced with their entry times.
@@ -106,7 +104,7 @@ for tr in ${PROF_TRANSPORTS:-kiwi siw}; do
 			echo "$tr $test: failed (see $log.cli)" | tee -a "$out/summary.txt"
 			continue
 		fi
-		lat=$(awk 'hdr && $1 ~ /^[0-9]+$/ { print $5; exit } /#bytes/ { hdr = 1 }' "$log.cli")
+		lat=$(parse_perftest "$log.cli" 5)
 		cs=$(awk -F, '$3 == "context-switches" { print $1 }' "$log.stat")
 		printf '%-4s %-9s t_typical %s us, %s context switches per round trip\n' \
 			"$tr" "$test" "${lat:-?}" "$(awk -v c="${cs:-0}" -v n="$iters" \

@@ -102,12 +102,6 @@ iters() {
 	echo "$n"
 }
 
-# perftest output: the line after the "#bytes" header; BW average is its
-# 4th field, t_typical (the median) the 5th.
-parse_perftest() {
-	awk -v f="$2" 'hdr && $1 ~ /^[0-9]+$/ { print $f; exit } /#bytes/ { hdr = 1 }' "$1"
-}
-
 parse_iperf3() {
 	python3 -c 'import json, sys
 print("%.2f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8 / 2**20))' "$1" 2>/dev/null
@@ -134,29 +128,6 @@ commands() {
 		srv=("ib_$test" -d "$sdev" "${args[@]}")
 		cli=("ib_$test" -d "$cdev" "${args[@]}" "$saddr") ;;
 	esac
-}
-
-# pair_run: the server in the background, the client once the server
-# listens; crc is the client's exit status.
-pair_run() {
-	local spid pre
-	# A simple command, so that $! is the server's pid, in its namespace.
-	nsprefix "$sns"
-	# Line-buffered, so that a server killed after its client failed has
-	# told why.
-	"${pre[@]}" stdbuf -oL -eL timeout "$limit" "${srv[@]}" >"$log.srv" 2>&1 &
-	spid=$!
-	nsprefix "$cns"
-	if ! wait_for 30 listening "$tr" "$port" "$spid"; then
-		echo "bench: $tr $test $size $mode: the server never listened" >>"$log.cli"
-		crc=1
-	else
-		"${pre[@]}" timeout "$limit" "${cli[@]}" >"$log.cli" 2>&1
-		crc=$?
-	fi
-	# A server left waiting after its client failed only burns the timeout.
-	[ $crc -eq 0 ] || kill "$spid" 2>/dev/null
-	wait "$spid"
 }
 
 # result: value and status of the run just made.
