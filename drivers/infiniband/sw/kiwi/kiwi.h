@@ -341,6 +341,22 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 bool kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *rqe);
 
 /* kiwi_stats.c */
+/**
+ * struct kiwi_cq_cpu_stats - one CPU's completion work, over all devices
+ * @cqes: completions written into a CQ on this CPU
+ * @handlers: completion handlers run on this CPU
+ * @remote: those of @handlers that another CPU sent here (kernel CQs)
+ *
+ * Each CPU writes only its own (with interrupts off or in its own
+ * cross-CPU call), so plain increments do.
+ */
+struct kiwi_cq_cpu_stats {
+	u64 cqes;
+	u64 handlers;
+	u64 remote;
+};
+
+DECLARE_PER_CPU(struct kiwi_cq_cpu_stats, kiwi_cq_cpu_stats);
 extern atomic_t kiwi_cm_endpoints;
 extern atomic_t kiwi_cm_sockets;
 struct dentry *kiwi_debugfs_init(void);

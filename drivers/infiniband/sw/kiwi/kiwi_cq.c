@@ -103,6 +103,8 @@ static void kiwi_cq_notify_remote(void *arg)
 
 	/* A notice from now on queues again (the csd is free already). */
 	atomic_set(&cq->notify_pending, 0);
+	this_cpu_inc(kiwi_cq_cpu_stats.handlers);
+	this_cpu_inc(kiwi_cq_cpu_stats.remote);
 	cq->base_cq.comp_handler(&cq->base_cq, cq->base_cq.cq_context);
 	atomic_dec(&cq->notify_busy);
 }
@@ -138,6 +140,7 @@ static void kiwi_cq_notify(struct kiwi_cq *cq)
 		atomic_dec(&cq->notify_busy);
 		cpu = get_cpu();
 	}
+	this_cpu_inc(kiwi_cq_cpu_stats.handlers);
 	cq->base_cq.comp_handler(&cq->base_cq, cq->base_cq.cq_context);
 	put_cpu();
 }
@@ -353,6 +356,7 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 	/* The consumer may read the entry as soon as it sees VALID. */
 	kiwi_ring_set_flags(&cqe->flags, src->flags | KIWI_CQE_VALID);
 	cq->put++;
+	this_cpu_inc(kiwi_cq_cpu_stats.cqes);
 
 	/*
 	 * V-NOT-8: libkiwi arms without the lock, storing the arm and then

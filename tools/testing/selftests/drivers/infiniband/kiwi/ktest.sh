@@ -14,7 +14,29 @@ ko=$KIWI_TESTDIR/kiwi_ktest/kiwi_ktest.ko
 rc=0
 
 kiwi_veth_dev kiwi0 || echo "not ok - ktest: set up kiwi0 on a veth pair"
+cpus_before=$(kiwi_cq_cpus)
 ktest_run "$ko" dev=kiwi0 || rc=1
+# debugfs cq_cpus counts the completion work per CPU. The run made
+# completions and ran handlers, and its comp_vector case ran a handler on a
+# vector's CPU for a completion made on another CPU (with 2 CPUs or more).
+# A handler sent from another CPU is a handler there too.
+cq_cpus_grew() {
+	local want_remote=0
+	[ "$(nproc)" -gt 1 ] && want_remote=1
+	awk -v want_remote=$want_remote '
+		NR == FNR { c[$1] = $2; h[$1] = $3; r[$1] = $4; next }
+		{ dc += $2 - c[$1]; dh += $3 - h[$1]; dr += $4 - r[$1]
+		  if ($4 > $3) bad = 1 }
+		END { printf "# cq_cpus: %d completions, %d handlers, %d from another CPU\n", dc, dh, dr
+		      exit !(dc > 0 && dh > 0 && dr >= want_remote && !bad) }' \
+		<(echo "$cpus_before") <(kiwi_cq_cpus)
+}
+if [ -n "$cpus_before" ] && cq_cpus_grew; then
+	echo "ok - ktest: debugfs cq_cpus counts completions and handlers per CPU, cross-CPU ones too"
+else
+	echo "not ok - ktest: debugfs cq_cpus counts completions and handlers per CPU, cross-CPU ones too"
+	rc=1
+fi
 # The harness itself: a failing case must fail the load and say so.
 ktest_fails "$ko" "not ok 1 - setup: kiwi-nosuch exists and is an iWARP device" \
 	dev=kiwi-nosuch || rc=1

@@ -458,6 +458,20 @@ kiwi_cm_counts() {
 		"$(cat $d/cm_sockets 2>/dev/null || echo none)"
 }
 
+# kiwi_cq_cpus: kiwi's per-CPU completion work (debugfs cq_cpus), a line
+# "CPU CQES HANDLERS REMOTE" per possible CPU; nothing without kiwi.
+kiwi_cq_cpus() {
+	tail -n +2 /sys/kernel/debug/kiwi/cq_cpus 2>/dev/null
+}
+
+# kiwi_cq_cpus_delta BEFORE: the growth of each CPU's counts since
+# BEFORE (an earlier kiwi_cq_cpus), in kiwi_cq_cpus' format.
+kiwi_cq_cpus_delta() {
+	awk 'NR == FNR { c[$1] = $2; h[$1] = $3; r[$1] = $4; next }
+	     { print $1, $2 - c[$1], $3 - h[$1], $4 - r[$1] }' \
+		<(echo "$1") <(kiwi_cq_cpus)
+}
+
 # kiwi_cm_idle NAME: one point: within 10 s kiwi has no connection
 # endpoint and no socket left, as once every connection and listener is
 # gone.
