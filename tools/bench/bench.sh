@@ -27,7 +27,7 @@ scripts/stage.sh >"$out/stage.log" 2>&1 || { cat "$out/stage.log"; exit 1; }
 
 # Pass on only the variables that are set: run.sh tells unset from empty.
 vars=()
-for v in BENCH_RUNS BENCH_QUICK BENCH_TRANSPORTS BENCH_TESTS BENCH_TIMEOUT BENCH_SKIP \
+for v in BENCH_RUNS BENCH_QUICK BENCH_TRANSPORTS BENCH_TESTS BENCH_TIMEOUT BENCH_SKIP BENCH_BW_MB \
 	BENCH_KIWI_PARAMS BENCH_STORAGE BENCH_STORAGE_MB; do
 	[ -n "${!v+x}" ] && vars+=("$v=${!v}")
 done

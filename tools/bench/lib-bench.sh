@@ -4,7 +4,8 @@
 # tools/bench/profile.sh (inside the VM, after lib.sh): set one up and
 # down, run a command in a namespace, tell when a server listens, run a
 # server and client pair, and read perftest's result.
-# Needs $root; BENCH_KIWI_PARAMS are kiwi's module parameters.
+# Needs $root; BENCH_KIWI_PARAMS are kiwi's module parameters (transport
+# kiwi_crc adds crc_required=1).
 
 SIW=$root/build/siw/siw.ko
 
@@ -48,10 +49,11 @@ rxe_net_del() {
 setup() {
 	cns=kiwiA sns=kiwiB saddr=192.0.2.2
 	case $1 in
-	kiwi)
+	kiwi | kiwi_crc)
 		cdev=kiwi0 sdev=kiwi1
 		# shellcheck disable=SC2086 # a list of parameters
-		modprobe kiwi ${BENCH_KIWI_PARAMS:-} &&
+		modprobe kiwi ${BENCH_KIWI_PARAMS:-} \
+			$([ "$1" = kiwi_crc ] && echo crc_required=1) &&
 		ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
 		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB ;;
 	siw)
@@ -71,7 +73,7 @@ setup() {
 
 teardown() {
 	case $1 in
-	kiwi)
+	kiwi | kiwi_crc)
 		ip netns exec kiwiA rdma link del kiwi0
 		ip netns exec kiwiB rdma link del kiwi1
 		rmmod kiwi ;;

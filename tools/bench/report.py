@@ -13,24 +13,36 @@ Aims for kiwi (issue 13): bandwidth at 4 KiB at least 2x siw's, at 64 KiB
 and 1 MiB at least 0.9x TCP's on the same path; Write and Send latency at
 most 0.8x siw's and 1.1x TCP's ping-pong, Read latency at most 0.6x siw's.
 Storage rows (tools/bench/storage.sh: NVMe-oF and NFSv4.2, kiwi against
-the same ULP over TCP): at least 1.0x.
+the same ULP over TCP): at least 1.0x. Scaling (scale_qp: one process
+with N QPs; scale_proc: N processes): kiwi's aggregate with N at least
+0.9x its aggregate with 1 (it must not fall as QPs are added). Also
+printed: kiwi with the MPA CRC on (transport kiwi_crc) against off, CPU
+seconds per GiB against TCP's, and, from OUTDIR/cq_cpus.csv when it is
+there (beside RAW_CSV), each CPU's share of kiwi's completion work.
 """
 import csv
+import os
 import statistics
 import sys
 
-TRANSPORTS = ("kiwi", "siw", "rxe", "tcp")
+TRANSPORTS = ("kiwi", "siw", "rxe", "tcp")   # the main table's columns
 BW_MIN_SIW = 2.0        # 4 KiB
 BW_MIN_TCP = 0.9        # 64 KiB and 1 MiB
 LAT_MAX_SIW = 0.8       # Write and Send
 LAT_MAX_TCP = 1.1       # Write and Send
 READ_LAT_MAX_SIW = 0.6
 STORAGE_MIN_TCP = 1.0
+SCALE_MIN_ONE = 0.9
 
 
 def is_storage(test):
     """A row of tools/bench/storage.sh: a ULP over kiwi against it over TCP."""
     return test.startswith(("nvme_", "nfs_"))
+
+
+def is_extra(test):
+    """A scaling or CPU row: tables of their own."""
+    return test.startswith(("scale_", "cpu_")) or test == "tcp_cpu"
 
 
 def load(path):
@@ -114,7 +126,8 @@ def build(cells):
 
     order = {t: i for i, t in enumerate(
         ("write_bw", "read_bw", "send_bw", "write_lat", "read_lat", "send_lat"))}
-    keys = sorted({k[1:] for k in cells if k[0] != "tcp" and not is_storage(k[1])},
+    keys = sorted({k[1:] for k in cells if k[0] != "tcp" and not is_storage(k[1])
+                   and not is_extra(k[1])},
                   key=lambda k: (order.get(k[0], 99), k[1], k[2] != "poll"))
     rows = []
     for test, size, mode in keys:
@@ -223,6 +236,125 @@ def storage_table(cells, summary):
     return "\n".join(lines) + "\n"
 
 
+def cell_value(summary, key):
+    """The cell's median, its state when it has none, or "-"."""
+    if key not in summary:
+        return "-"
+    state, median, _ = summary[key]
+    return median if state == "ok" else state
+
+
+def heading(titles, columns):
+    """A table's first lines: a blank line, its titles, its column heads
+    and a rule as long as they are."""
+    return [""] + titles + [columns, "-" * len(columns)]
+
+
+def rfmt(r, width=9):
+    return f"{r:{width}.2f}" if r is not None else f"{'-':>{width}}"
+
+
+def crc_table(cells, summary):
+    """kiwi with the MPA CRC against kiwi without, per bandwidth and
+    latency cell; empty without kiwi_crc rows."""
+    keys = sorted({k[1:] for k in cells if k[0] == "kiwi_crc" and not is_extra(k[1])},
+                  key=lambda k: (k[0], k[1], k[2]))
+    if not keys:
+        return ""
+    lines = heading(["MPA CRC: kiwi with crc_required=1 (both ends send and check the CRC)"
+                     " against kiwi without; bandwidth in MiB/s, latency in us"],
+                    f"{'test':<10}{'size':>8} {'mode':<6}|{'no CRC':>9}{'CRC':>9} |{'CRC/none':>9}")
+    for test, size, mode in keys:
+        k = cell_value(summary, ("kiwi", test, size, mode))
+        c = cell_value(summary, ("kiwi_crc", test, size, mode))
+        lines.append(f"{test:<10}{size:>8} {mode:<6}| {fmt(k)} {fmt(c)} |{rfmt(ratio(c, k))}")
+    return "\n".join(lines) + "\n"
+
+
+def scale_table(cells, summary):
+    """Aggregate bandwidth with N QPs (one process) and N processes, kiwi
+    against siw and TCP, and kiwi against its own N = 1."""
+    keys = sorted({k[1:] for k in cells if k[1].startswith("scale_")},
+                  key=lambda k: (k[0], k[1], int(k[2])))
+    if not keys:
+        return ""
+    lines = heading(["scaling: aggregate MiB/s over N QPs (scale_qp: one process, perftest -q;"
+                     " TCP: iperf3 -P) and N processes (scale_proc, one QP each; TCP: N iperf3)",
+                     f"aim: kiwi's aggregate with N >= {SCALE_MIN_ONE:.1f}x its aggregate with 1"],
+                    f"{'test':<11}{'N':>3} |{'kiwi':>9}{'siw':>9}{'TCP':>9} |"
+                    f"{'kiwi/siw':>9}{'kiwi/TCP':>9}{'kiwi/N=1':>9} | aim")
+    met = judged = 0
+    for test, size, mode in keys:
+        v = {t: cell_value(summary, (t, test, size, mode)) for t in ("kiwi", "siw", "tcp")}
+        one = cell_value(summary, ("kiwi", test, size, "1"))
+        r1 = ratio(v["kiwi"], one)
+        if mode == "1":
+            verdict = "base"
+        elif r1 is None:
+            verdict = "MISSING" if v["kiwi"] == "missing" or one == "missing" else "n/a"
+        else:
+            judged += 1
+            met += r1 >= SCALE_MIN_ONE
+            verdict = "met" if r1 >= SCALE_MIN_ONE else "MISSED"
+        lines.append(f"{test:<11}{mode:>3} |" + "".join(" " + fmt(v[t]) for t in v)
+                     + f" |{rfmt(ratio(v['kiwi'], v['siw']))}{rfmt(ratio(v['kiwi'], v['tcp']))}"
+                     f"{rfmt(r1)} | {verdict}")
+    lines.append("")
+    lines.append(f"kiwi meets its scaling aim in {met} of {judged} cells with data")
+    return "\n".join(lines) + "\n"
+
+
+def cpu_table(cells, summary):
+    """CPU seconds per GiB moved: RDMA cpu_* cells against TCP's."""
+    keys = sorted({k[1:] for k in cells if k[1].startswith("cpu_")})
+    if not keys:
+        return ""
+    lines = heading(["CPU time per GiB moved (all CPUs, both ends, user and kernel; lower is"
+                     " better): ib_send_bw -e 64 KiB against an iperf3 stream"],
+                    f"{'test':<10}{'size':>8} {'mode':<6}|{'kiwi':>9}{'kiwi+CRC':>9}{'siw':>9}"
+                    f"{'TCP':>9} |{'kiwi/siw':>9}{'kiwi/TCP':>9}")
+    for test, size, mode in keys:
+        v = [cell_value(summary, (t, test, size, mode)) for t in ("kiwi", "kiwi_crc", "siw")]
+        t = cell_value(summary, ("tcp", "tcp_cpu", size, mode))
+        lines.append(f"{test:<10}{size:>8} {mode:<6}|" + "".join(" " + fmt(x) for x in v + [t])
+                     + f" |{rfmt(ratio(v[0], v[2]))}{rfmt(ratio(v[0], t))}")
+    return "\n".join(lines) + "\n"
+
+
+def cq_cpu_table(path):
+    """Each CPU's share of kiwi's completions and completion handlers per
+    cell, summed over its runs, from cq_cpus.csv (run.sh, storage.sh)
+    beside the raw runs."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        return ""
+    cells = {}
+    for r in rows:
+        if r["transport"] != "kiwi":
+            continue
+        if not (r["test"].startswith(("scale_", "cpu_", "nvme_"))):
+            continue
+        key = (r["test"], int(r["size"]), r["mode"])
+        per = cells.setdefault(key, {})
+        c = per.setdefault(int(r["cpu"]), [0, 0, 0])
+        for i, name in enumerate(("cqes", "handlers", "remote")):
+            c[i] += int(r[name])
+    if not cells:
+        return ""
+    lines = heading(["kiwi's completion work per CPU (debugfs cq_cpus, summed over the runs):"
+                     " completions made there, handlers run there (from another CPU)"],
+                    f"{'test':<14}{'size':>8} {'mode':<7}| per CPU: completions % / handlers (remote)")
+    for key in sorted(cells):
+        per = cells[key]
+        total = sum(c[0] for c in per.values()) or 1
+        parts = [f"cpu{cpu} {100.0 * c[0] / total:5.1f}% / {c[1]} ({c[2]})"
+                 for cpu, c in sorted(per.items())]
+        lines.append(f"{key[0]:<14}{key[1]:>8} {key[2]:<7}| " + "  ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
 def write_medians(path, cells, summary):
     with open(path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -272,7 +404,9 @@ def main(argv):
     cells = load(raw)
     summary, rows, missing = build(cells)
     runs = max((len(v) for v in cells.values()), default=0)
-    text = table(rows, runs) + storage_table(cells, summary)
+    text = (table(rows, runs) + storage_table(cells, summary) + crc_table(cells, summary)
+            + scale_table(cells, summary) + cpu_table(cells, summary)
+            + cq_cpu_table(os.path.join(os.path.dirname(raw), "cq_cpus.csv")))
     if missing:
         text += "missing (a run failed or timed out): " + ", ".join(missing) + "\n"
     print(text, end="")

@@ -9,7 +9,10 @@
 #
 # Environment: BENCH_RUNS (runs per cell, default 3), BENCH_QUICK=1
 # (iteration counts / 5, one run unless BENCH_RUNS says otherwise),
-# BENCH_TRANSPORTS (default "kiwi siw rxe tcp"), BENCH_TIMEOUT (seconds one
+# BENCH_TRANSPORTS (default "kiwi kiwi_crc siw rxe tcp"; kiwi_crc is kiwi
+# loaded with crc_required=1, so that both ends send and check the MPA
+# CRC), BENCH_BW_MB (MiB each bandwidth cell moves, default 256),
+# BENCH_TIMEOUT (seconds one
 # run may take before it counts as failed, default 120), BENCH_SKIP (cells
 # not to run, "transport:test:size:mode" words; default: the known upstream
 # hangs below), BENCH_KIWI_PARAMS (kiwi's module parameters, for example
@@ -43,7 +46,8 @@ else
 	runs=${BENCH_RUNS:-3}
 	div=1
 fi
-transports=${BENCH_TRANSPORTS:-kiwi siw rxe tcp}
+transports=${BENCH_TRANSPORTS:-kiwi kiwi_crc siw rxe tcp}
+bw_mb=${BENCH_BW_MB:-256}
 limit=${BENCH_TIMEOUT:-120}
 # Measured hangs of the upstream drivers in this kernel: a hung run costs
 # the whole timeout, so by default these are recorded as skipped instead.
@@ -54,11 +58,27 @@ raw=$out/raw.csv
 logs=$out/logs
 mkdir -p "$logs"
 [ -s "$raw" ] || echo "transport,test,size,mode,iters,run,value,unit,status" >"$raw"
+[ -s "$out/cq_cpus.csv" ] ||
+	echo "transport,test,size,mode,run,cpu,cqes,handlers,remote" >"$out/cq_cpus.csv"
 
 # The cells: test size mode. perftest refuses -e for RDMA Write, so Write
-# runs in polling mode only.
+# runs in polling mode only. The scaling and CPU cells run for kiwi, siw
+# and TCP (tcp_cells): rxe's are not asked for.
+#   scale_qp 65536 N     one perftest write_bw with N QPs (-q N); TCP:
+#                        iperf3 -P N
+#   scale_proc 65536 N   N write_bw processes at once, one QP each; the
+#                        aggregate is the sum. They run for a time (-D 10,
+#                        measured for 6 s between 2 s margins) so that
+#                        their measured windows overlap; TCP: N iperf3
+#                        clients measuring 6 s after 2 s
+#   cpu_send 65536 event CPU seconds per GiB moved (all CPUs, both ends,
+#                        user and kernel): ib_send_bw -e, which sleeps on
+#                        its events, once with 1 GiB and once with 15
+#                        messages, the difference divided by the
+#                        difference in bytes (so the programs' start-up
+#                        cancels); TCP: tcp_cpu, iperf3 the same way
 cells() {
-	local s
+	local s n
 	for s in 4096 65536 1048576; do
 		echo "write_bw $s poll"
 		echo "read_bw $s poll"
@@ -71,35 +91,57 @@ cells() {
 	echo "read_lat 8 event"
 	echo "send_lat 8 poll"
 	echo "send_lat 8 event"
+	[ "$tr" = rxe ] && return
+	for n in 1 2 4 8; do echo "scale_qp 65536 $n"; done
+	for n in 1 2 4; do echo "scale_proc 65536 $n"; done
+	echo "cpu_send 65536 event"
 }
 
 tcp_cells() {
+	local n
 	echo "tcp_bw 4096 any"
 	echo "tcp_bw 65536 any"
 	echo "tcp_bw 1048576 any"
 	echo "tcp_lat 8 poll"
 	echo "tcp_lat 8 event"
+	for n in 1 2 4 8; do echo "scale_qp 65536 $n"; done
+	for n in 1 2 4; do echo "scale_proc 65536 $n"; done
+	echo "tcp_cpu 65536 event"
 }
 
-# iters SIZE: messages per run, the same for every transport and test.
-# Odd and below 512 for the bandwidth tests: over iWARP perftest's
-# ib_send_bw paces the sender with credits that the receiver returns by
-# RDMA Write every rx_depth/3 messages (rx_depth = min(iters, 512), made
-# even), and such a Write completes nothing at the sender. In event mode a
-# sender that runs out of credit with no signaled Send outstanding sleeps
-# on its CQ for good; with iters odd and below 512, rx_depth = iters + 1
-# and the credit never runs out.
+# iters SIZE [TEST MODE]: messages per run, the same for every transport.
+# Bandwidth cells move BENCH_BW_MB (256 MiB: 65,537 messages of 4 KiB,
+# 4,097 of 64 KiB, 257 of 1 MiB); latency cells make 5,000 round trips.
+# scale_qp's count is per QP (perftest -n), so its total is the same.
 iters() {
 	local n
-	case $1 in
-	8) n=5000 ;;
-	4096) n=511 ;;
-	65536) n=255 ;;
-	*) n=31 ;;
-	esac
+	if [ "$1" = 8 ]; then
+		n=5000
+	else
+		n=$((bw_mb * 1048576 / $1))
+		[ "${2:-}" = scale_qp ] && n=$((n / $3))
+	fi
 	n=$((n / div))
 	[ "$1" = 8 ] || n=$((n | 1))
 	echo "$n"
+}
+
+# rx_depth N: perftest's receive queue depth for ib_send_bw (-r). Over
+# iWARP ib_send_bw paces the sender with credits that the receiver
+# returns by RDMA Write every rx_depth/3 messages, and such a Write
+# completes nothing at the sender. In event mode a sender that runs out
+# of credit with no signaled Send outstanding sleeps on its CQ for good
+# (the default depth, 512, hangs every run of more than 512 messages).
+# With a depth above the count (N odd: perftest takes min(depth, N) and
+# N + 1 is out of its reach) the credit cannot run out. perftest allows
+# at most 16384: the 4 KiB cells (65,537 messages) keep a window of
+# 16,384 messages, 64 MiB, many times what the sockets between the two
+# ends hold, so the sender runs out only if the receiver stops
+# consuming for as long as 64 MiB take.
+rx_depth() {
+	local d=$(($1 + 1))
+	[ $d -gt 16384 ] && d=16384
+	echo "$d"
 }
 
 parse_iperf3() {
@@ -110,28 +152,137 @@ print("%.2f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_se
 port=18515
 broken=''
 
-# commands: the server and client command lines of one run, on a fresh
-# port. Uses one()'s variables.
+# busy_ticks: CPU time (user, nice, system, irq, softirq, steal) of all
+# CPUs since boot, in clock ticks.
+busy_ticks() {
+	local user nice sys irq softirq steal
+	read -r _ user nice sys _ _ irq softirq steal _ </proc/stat
+	echo $((user + nice + sys + irq + softirq + steal))
+}
+hz=$(getconf CLK_TCK)
+
+# commands: the server and client command lines of one run (one pair of
+# scale_proc's), on a fresh port. Uses one()'s variables.
 commands() {
+	local args
 	port=$((port + 1))
 	case $test in
-	tcp_bw)
+	tcp_bw | tcp_cpu)
 		srv=(iperf3 -s -1 -p "$port")
 		cli=(iperf3 -c "$saddr" -p "$port" -n $((n * size)) -l "$size" -J) ;;
 	tcp_lat)
 		srv=("$TCP_LAT" -s -p "$port")
 		cli=("$TCP_LAT" -c "$saddr" -p "$port" -n "$n" -m "$size")
 		[ "$mode" = poll ] && { srv+=(-P); cli+=(-P); } ;;
+	scale_qp | scale_proc)
+		if [ "$tr" = tcp ]; then
+			srv=(iperf3 -s -1 -p "$port")
+			if [ "$test" = scale_qp ]; then
+				cli=(iperf3 -c "$saddr" -p "$port" -P "$mode"
+				     -n $((n * mode * size)) -l "$size" -J)
+			else
+				# -t counts after the omitted -O seconds.
+				cli=(iperf3 -c "$saddr" -p "$port" -t 6 -O 2 -l "$size" -J)
+			fi
+		else
+			args=(-R -F -p "$port" -s "$size")
+			if [ "$test" = scale_qp ]; then
+				args+=(-n "$n" -q "$mode")
+			else
+				args+=(-D 10 -f 2)
+			fi
+			srv=(ib_write_bw -d "$sdev" "${args[@]}")
+			cli=(ib_write_bw -d "$cdev" "${args[@]}" "$saddr")
+		fi ;;
 	*)
-		local args=(-R -F -p "$port" -n "$n" -s "$size")
+		local t=$test
+		args=(-R -F -p "$port" -n "$n" -s "$size")
+		[ "$t" = cpu_send ] && t=send_bw
 		[ "$mode" = event ] && args+=(-e)
-		srv=("ib_$test" -d "$sdev" "${args[@]}")
-		cli=("ib_$test" -d "$cdev" "${args[@]}" "$saddr") ;;
+		[ "$t" = send_bw ] && args+=(-r "$(rx_depth "$n")")
+		srv=("ib_$t" -d "$sdev" "${args[@]}")
+		cli=("ib_$t" -d "$cdev" "${args[@]}" "$saddr") ;;
 	esac
+}
+
+# multi_run: scale_proc's $mode pairs at once: every server, then once all
+# listen every client. Outputs in $log.srvI and $log.cliI, all clients'
+# also in $log.cli; crc is 0 when every client succeeded, 124 when one
+# timed out, else 1.
+multi_run() {
+	local i pre c rc spids=() cpids=() clis=() ports=()
+	crc=0
+	nsprefix "$sns"
+	for ((i = 0; i < mode; i++)); do
+		commands
+		"${pre[@]}" stdbuf -oL -eL timeout "$limit" "${srv[@]}" >"$log.srv$i" 2>&1 &
+		spids+=($!)
+		ports+=("$port")
+		clis+=("${cli[*]}")
+	done
+	for ((i = 0; i < mode; i++)); do
+		wait_for 30 listening "$tr" "${ports[i]}" "${spids[i]}" && continue
+		echo "bench: ${log##*/}: server $i never listened" >>"$log.cli0"
+		crc=1
+	done
+	if [ $crc -eq 0 ]; then
+		nsprefix "$cns"
+		for ((i = 0; i < mode; i++)); do
+			read -ra c <<<"${clis[i]}"
+			"${pre[@]}" timeout "$limit" "${c[@]}" >"$log.cli$i" 2>&1 &
+			cpids+=($!)
+		done
+		for ((i = 0; i < mode; i++)); do
+			wait "${cpids[i]}"
+			rc=$?
+			[ $rc -eq 0 ] || [ $crc -eq 124 ] || crc=$rc
+		done
+		[ $crc -eq 0 ] || [ $crc -eq 124 ] || crc=1
+	fi
+	[ $crc -eq 0 ] || kill "${spids[@]}" 2>/dev/null
+	wait "${spids[@]}"
+	cat "$log".cli[0-9]* >"$log.cli" 2>/dev/null
+}
+
+# cpu_run: cpu_send's or tcp_cpu's two runs, 1 GiB and 15 messages
+# (BENCH_QUICK: a fifth of the GiB); sets n (the large count) and ticks,
+# the CPU ticks the bytes between the two took.
+cpu_run() {
+	local b0 b1 b2 b3
+	n=15
+	commands
+	b0=$(busy_ticks)
+	pair_run
+	b1=$(busy_ticks)
+	mv "$log.cli" "$log.cli.small"
+	n=$(((1024 * 1048576 / div / size) | 1))
+	[ $crc -eq 0 ] || return
+	commands
+	b2=$(busy_ticks)
+	pair_run
+	b3=$(busy_ticks)
+	ticks=$(((b3 - b2) - (b1 - b0)))
+}
+
+# bw_of LOG: the bandwidth one client reported (MiB/s). For scale_proc's
+# perftest, the messages it counted in its measured window (-D 10 -f 2: 6
+# seconds, timed by alarm()) over that window: its own figure divides by
+# TSC cycles, whose calibration at start fails while the other processes
+# of the cell start up and run beside it (it then reports 0).
+bw_of() {
+	if [ "$tr" = tcp ]; then
+		parse_iperf3 "$1"
+	elif [ "$test" = scale_proc ]; then
+		parse_perftest "$1" 2 |
+			awk -v s="$size" '$1 > 0 { printf "%.2f\n", $1 * s / 6 / 1048576 }'
+	else
+		parse_perftest "$1" 4
+	fi
 }
 
 # result: value and status of the run just made.
 result() {
+	local i v
 	value='' status=ok
 	if [ $crc -eq 124 ]; then
 		status=timeout
@@ -143,6 +294,18 @@ result() {
 	case $test in
 	tcp_bw) value=$(parse_iperf3 "$log.cli") ;;
 	tcp_lat) value=$(sed -n 's/.*median_us=\([0-9.]*\).*/\1/p' "$log.cli") ;;
+	scale_qp) value=$(bw_of "$log.cli") ;;
+	scale_proc)
+		value=0
+		for ((i = 0; i < mode; i++)); do
+			v=$(bw_of "$log.cli$i")
+			[[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { value=''; break; }
+			value=$(awk -v a="$value" -v b="$v" 'BEGIN { printf "%.2f", a + b }')
+		done ;;
+	cpu_send | tcp_cpu)
+		# The large run moved (n - small) * size more bytes.
+		value=$(awk -v t="$ticks" -v hz="$hz" -v b=$(((n - 15) * size)) \
+			'BEGIN { if (t > 0) printf "%.3f", t / hz / (b / 2^30) }') ;;
 	*_bw) value=$(parse_perftest "$log.cli" 4) ;;
 	*) value=$(parse_perftest "$log.cli" 5) ;;
 	esac
@@ -151,15 +314,18 @@ result() {
 		{ value=''; status=fail; }
 }
 
-# one TRANSPORT TEST SIZE MODE RUN: one run, appended to raw.csv.
+# one TRANSPORT TEST SIZE MODE RUN: one run, appended to raw.csv; for
+# kiwi, each CPU's completion work in it to cq_cpus.csv.
 one() {
 	local tr=$1 test=$2 size=$3 mode=$4 run=$5 n unit value='' status=ok
-	local log=$logs/$tr-$test-$size-$mode-$run srv cli crc attempt
-	n=$(iters "$size")
+	local log=$logs/$tr-$test-$size-$mode-$run srv cli crc attempt ticks cpus
+	n=$(iters "$size" "$test" "$mode")
 	case $test in
-	*_bw) unit=MiB/s ;;
+	*_bw | scale_*) unit=MiB/s ;;
+	*_cpu | cpu_*) unit=s/GiB ;;
 	*) unit=us ;;
 	esac
+	cpus=$(kiwi_cq_cpus)
 	if [[ " $skip " == *" $tr:$test:$size:$mode "* ]]; then
 		status=skip
 	elif [ -n "$broken" ]; then
@@ -170,10 +336,14 @@ one() {
 		# coefficient ... < 0.9") and the run reports 0 or inf: retry.
 		# A clean exit with a zero result is the same failure unannounced.
 		for attempt in 1 2 3; do
-			commands
-			pair_run
+			case $test in
+			scale_proc) multi_run ;;
+			cpu_send | tcp_cpu) cpu_run ;;
+			*) commands; pair_run ;;
+			esac
 			result
-			grep -q "^Correlation coefficient" "$log.cli" && continue
+			[ "$test" != scale_proc ] &&
+				grep -q "^Correlation coefficient" "$log.cli" && continue
 			# perftest -R's server refuses a client that connects
 			# before it listens again (lib.sh, perftest_pair).
 			grep -q "RDMA_CM_EVENT_REJECTED; error: -111" "$log.cli" && continue
@@ -182,12 +352,16 @@ one() {
 		done
 	fi
 	echo "$tr,$test,$size,$mode,$n,$run,$value,$unit,$status" >>"$raw"
-	printf '# %-4s %-9s %7s %-5s run %d: %s %s\n' "$tr" "$test" "$size" "$mode" \
+	printf '# %-8s %-10s %7s %-5s run %d: %s %s\n' "$tr" "$test" "$size" "$mode" \
 		"$run" "${value:-$status}" "$unit"
 	[ "$status" = fail ] && grep -hiE -m1 "error|fail|unable|refused|reject" \
 		"$log.cli" "$log.srv" 2>/dev/null | head -n1 | sed 's/^/#   /'
 	# After a timeout the cell is not run again: it would only hang again.
 	[ "$status" = timeout ] && skip+=" $tr:$test:$size:$mode"
+	[ -n "$cpus" ] && [ "$status" = ok ] &&
+		kiwi_cq_cpus_delta "$cpus" | while read -r c q h r; do
+			echo "$tr,$test,$size,$mode,$run,$c,$q,$h,$r"
+		done >>"$out/cq_cpus.csv"
 }
 
 bench_vm_prep || exit 1

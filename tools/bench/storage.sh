@@ -16,6 +16,9 @@
 #
 # Cells (fio, libaio, O_DIRECT, fixed byte counts, never durations):
 #   nvme_randread 4096 qd32    4 KiB random reads, IOPS
+#   nvme_randread 4096 qd32x2  the same from 2 fio jobs, one per CPU: each
+#                              CPU's own I/O queue, whose CQs nvme-rdma
+#                              puts on that CPU's completion vector
 #   nvme_read   131072 qd16    128 KiB sequential reads, MiB/s
 #   nvme_write  131072 qd16    128 KiB sequential writes, MiB/s
 #   nfs_write  1048576 seq     a large file written with dd, fsync'ed, MiB/s
@@ -47,6 +50,8 @@ raw=$out/raw.csv
 logs=$out/logs
 mkdir -p "$logs"
 [ -s "$raw" ] || echo "transport,test,size,mode,iters,run,value,unit,status" >"$raw"
+[ -s "$out/cq_cpus.csv" ] ||
+	echo "transport,test,size,mode,run,cpu,cqes,handlers,remote" >"$out/cq_cpus.csv"
 
 addr=192.0.2.1
 cfg=/sys/kernel/config/nvmet
@@ -125,10 +130,13 @@ nvme_disk() {
 	return 1
 }
 
-# fio_cell TRANSPORT RUN TEST SIZE MODE FIO-ARGS...: one fio run on the disk.
+# fio_cell TRANSPORT RUN TEST SIZE MODE FIO-ARGS...: one fio run on the
+# disk; for kiwi, each CPU's completion work in it goes to cq_cpus.csv.
 fio_cell() {
-	local tr=$1 run=$2 test=$3 size=$4 mode=$5 log v
+	local tr=$1 run=$2 test=$3 size=$4 mode=$5 log v cpus
 	shift 5
+	cpus=$(kiwi_cq_cpus)
+	[ "$tr" = kiwi ] || cpus=''
 	log=$logs/$tr-$test-$size-$mode-$run.json
 	timeout 300 fio --name="$test" --filename="$disk" --ioengine=libaio \
 		--direct=1 --bs="$size" --io_size=${mb}M --size=4G \
@@ -142,6 +150,9 @@ fio_cell() {
 		v=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; d=j["read"] if j["read"]["io_bytes"] else j["write"]; print("%.1f" % (d["bw_bytes"] / 1048576))' "$log" 2>/dev/null)
 		row "$tr" "$test" "$size" "$mode" "$run" "$v" MiB/s
 	fi
+	[ -n "$cpus" ] && kiwi_cq_cpus_delta "$cpus" | while read -r c q h r; do
+		echo "$tr,$test,$size,$mode,$run,$c,$q,$h,$r"
+	done >>"$out/cq_cpus.csv"
 }
 
 # use_dev kiwi|siw: that RDMA device on kva, and nvmet's RDMA port
@@ -172,6 +183,8 @@ nvme_cells() {
 		wait_for 30 nvme_disk
 	disk=$(nvme_disk) || disk=/dev/null-missing
 	fio_cell "$tr" "$run" nvme_randread 4096 qd32 --rw=randread --iodepth=32
+	fio_cell "$tr" "$run" nvme_randread 4096 qd32x2 --rw=randread --iodepth=32 \
+		--numjobs=2 --group_reporting --cpus_allowed=0-1 --cpus_allowed_policy=split
 	fio_cell "$tr" "$run" nvme_read 131072 qd16 --rw=read --iodepth=16
 	fio_cell "$tr" "$run" nvme_write 131072 qd16 --rw=write --iodepth=16
 	nvme disconnect -n $nqn >/dev/null 2>&1

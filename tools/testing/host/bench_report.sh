@@ -98,6 +98,27 @@ kiwi,nfs_write,1048576,seq,256,3,80,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,1,100,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,2,100,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,3,100,MiB/s,ok
+kiwi_crc,write_bw,65536,poll,255,1,90,MiB/s,ok
+kiwi_crc,write_bw,65536,poll,255,2,88,MiB/s,ok
+kiwi_crc,write_bw,65536,poll,255,3,80,MiB/s,ok
+kiwi,scale_qp,65536,1,4097,1,100,MiB/s,ok
+kiwi,scale_qp,65536,2,2049,1,120,MiB/s,ok
+kiwi,scale_qp,65536,4,1025,1,85,MiB/s,ok
+siw,scale_qp,65536,2,2049,1,40,MiB/s,ok
+tcp,scale_qp,65536,2,2049,1,150,MiB/s,ok
+kiwi,cpu_send,65536,event,16385,1,2.0,s/GiB,ok
+kiwi_crc,cpu_send,65536,event,16385,1,3.0,s/GiB,ok
+siw,cpu_send,65536,event,16385,1,8.0,s/GiB,ok
+tcp,tcp_cpu,65536,event,16385,1,1.6,s/GiB,ok
+EOF
+# Each CPU's completion work: nvme's over two runs, 3:1 between the CPUs.
+cat >"$dir/cq_cpus.csv" <<'EOF'
+transport,test,size,mode,run,cpu,cqes,handlers,remote
+kiwi,nvme_randread,4096,qd32x2,1,0,100,50,10
+kiwi,nvme_randread,4096,qd32x2,1,1,50,40,0
+kiwi,nvme_randread,4096,qd32x2,2,0,200,60,20
+kiwi,nvme_randread,4096,qd32x2,2,1,50,30,5
+siw,nvme_randread,4096,qd32x2,1,0,999,999,999
 EOF
 
 out=$("${report[@]}" "$dir/raw.csv" "$dir" 2>&1)
@@ -142,6 +163,22 @@ check "storage: the summary counts the storage cells" \
 	row "kiwi meets its storage target in 1 of 2 cells with data"
 check "storage rows stay out of the RDMA table" \
 	eval '! grep -q "^nvme_randread [0-9]* qd32 |" <<<"$table"'
+check "CRC: kiwi with the CRC against without, in a table of its own" \
+	row "write_bw 65536 poll | 110.00 88.00 | 0.80"
+check "scaling: 2 QPs at 1.2x kiwi's 1 QP meet the aim; against siw and TCP too" \
+	row "scale_qp 2 | 120.00 40.00 150.00 | 3.00 0.80 1.20 | met"
+check "scaling: 4 QPs at 0.85x kiwi's 1 QP miss it" \
+	row "scale_qp 4 | 85.00 - - | - - 0.85 | MISSED"
+check "scaling: N = 1 is the base, not a verdict" \
+	row "scale_qp 1 | 100.00 - - | - - 1.00 | base"
+check "scaling: the summary counts its cells" \
+	row "kiwi meets its scaling aim in 1 of 2 cells with data"
+check "CPU per GiB: kiwi against kiwi with the CRC, siw and TCP" \
+	row "cpu_send 65536 event | 2.00 3.00 8.00 1.60 | 0.25 1.25"
+check "completion work per CPU: kiwi's, summed over the runs, siw's left out" \
+	row "nvme_randread 4096 qd32x2 | cpu0 75.0% / 110 (30) cpu1 25.0% / 70 (5)"
+check "scaling and CPU rows stay out of the RDMA table" \
+	eval '! grep -qE "^(scale_qp|cpu_send) " <<<"$(sed -n "1,/meets its aim/p" <<<"$table")"'
 check "the plot is a PNG" eval '[ "$(head -c 4 "$dir/bench.png" | tail -c 3)" = PNG ]'
 
 # Without the failed and timed-out runs nothing is missing: exit 0.
