@@ -26,6 +26,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 #include "kiwi_fault.h"
 
 static struct workqueue_struct *kiwi_cm_wq;
@@ -338,6 +339,7 @@ static int kiwi_cm_event(struct kiwi_cep *cep, struct iw_cm_id *cm_id,
 		ev.private_data = (void *)cep->peer.ulp_pdata;
 		ev.private_data_len = cep->peer.ulp_pdata_len;
 	}
+	trace_kiwi_cm_event(cm_id->device, &ev);
 	return cm_id->event_handler(cm_id, &ev);
 }
 

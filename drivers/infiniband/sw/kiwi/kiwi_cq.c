@@ -26,6 +26,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 #include "kiwi_fault.h"
 
 static size_t kiwi_cq_ring_bytes(u32 num_cqe)
@@ -374,6 +375,9 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 
+	if (src->status != IB_WC_SUCCESS)
+		trace_kiwi_cqe_error(&cq->base_cq, src->id, src->qp_num,
+				     src->opcode, src->status);
 	if (notify)
 		kiwi_cq_notify(cq);
 	return 0;

@@ -24,6 +24,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 #include "kiwi_fault.h"
 #include "kiwi_mem.h"
 
@@ -386,6 +387,7 @@ static void kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state state,
 	bool failing = state == IB_QPS_ERR && qp->state != IB_QPS_ERR;
 
 	lockdep_assert_held(&qp->state_lock);
+	trace_kiwi_qp_state(&qp->base_qp, qp->state, state);
 	WRITE_ONCE(qp->state, state);
 	/* Full barrier: a later post sees the new state in the ring. */
 	smp_store_mb(qp->ctrl->state, state);
@@ -810,6 +812,8 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	qp->rtr_pending = cep->rtr != KIWI_RTR_NONE || !initiator;
 	qp->initiator = initiator;
 	qp->sock = cep->sock;
+	trace_kiwi_mpa(&qp->base_qp, initiator, cep->enhanced, cep->crc,
+		       cep->rtr, cep->ird, cep->ord);
 	kiwi_qp_set_state(qp, IB_QPS_RTS, false);
 	kiwi_engines_start(qp);
 out:
@@ -842,6 +846,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * with it, and no completion may name a QP that no longer exists.
 	 */
 	mutex_lock(&qp->state_lock);
+	trace_kiwi_qp_state(&qp->base_qp, qp->state, IB_QPS_ERR);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	kiwi_qp_close_conn(qp, true);
 	mutex_unlock(&qp->state_lock);

@@ -25,6 +25,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 #include "kiwi_fault.h"
 #include "kiwi_mem.h"
 #include "kiwi_wqe.h"
@@ -593,6 +594,8 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 			ibdev_info_ratelimited(&qp->kdev->ibdev,
 					       "QP %u: peer sent Terminate %08x\n",
 					       qp->base_qp.qp_num, t.code);
+			trace_kiwi_terminate(&qp->base_qp, false, t.code, t.m,
+					     t.d, t.r);
 			kiwi_rx_term_read(qp, &t);
 			kiwi_qp_terminated(qp, t.code);
 		}

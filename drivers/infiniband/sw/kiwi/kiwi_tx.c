@@ -34,6 +34,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 #include "kiwi_fault.h"
 #include "kiwi_mem.h"
 #include "kiwi_wqe.h"
@@ -1287,6 +1288,13 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp)
 	 */
 	tx->stopped = true;
 	ret = kiwi_tx_message(qp, &m, &sent);
+	if (!ret && trace_kiwi_terminate_enabled()) {
+		struct kiwi_term t;
+
+		if (!kiwi_term_parse(tx->term_buf, tx->term_len, &t))
+			trace_kiwi_terminate(&qp->base_qp, true, t.code, t.m,
+					     t.d, t.r);
+	}
 	WRITE_ONCE(tx->term_pending, false);
 	return ret;
 }
