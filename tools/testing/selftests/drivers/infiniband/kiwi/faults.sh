@@ -86,7 +86,12 @@ run_pair() {
 	else
 		srv_stop "$name"
 	fi
-	[ "$crc" != 137 ] || { echo "# $name: the client hung (killed after 60 s)"; return 1; }
+	[ "$crc" != 137 ] || {
+		echo "# $name: the client hung (killed after 60 s); what each end said last:"
+		tail -n 8 "$out/$name.cli" | sed "s/^/# $name client: /"
+		tail -n 8 "$out/$name.srv" | sed "s/^/# $name server: /"
+		return 1
+	}
 }
 
 rping_pair() {
