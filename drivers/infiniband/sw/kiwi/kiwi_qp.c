@@ -812,8 +812,7 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	qp->rtr_pending = cep->rtr != KIWI_RTR_NONE || !initiator;
 	qp->initiator = initiator;
 	qp->sock = cep->sock;
-	trace_kiwi_mpa(&qp->base_qp, initiator, cep->enhanced, cep->crc,
-		       cep->rtr, cep->ird, cep->ord);
+	trace_kiwi_mpa(&qp->base_qp, initiator, cep);
 	kiwi_qp_set_state(qp, IB_QPS_RTS, false);
 	kiwi_engines_start(qp);
 out:

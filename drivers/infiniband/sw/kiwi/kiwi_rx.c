@@ -594,8 +594,7 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 			ibdev_info_ratelimited(&qp->kdev->ibdev,
 					       "QP %u: peer sent Terminate %08x\n",
 					       qp->base_qp.qp_num, t.code);
-			trace_kiwi_terminate(&qp->base_qp, false, t.code, t.m,
-					     t.d, t.r);
+			trace_kiwi_terminate(&qp->base_qp, false, &t);
 			kiwi_rx_term_read(qp, &t);
 			kiwi_qp_terminated(qp, t.code);
 		}

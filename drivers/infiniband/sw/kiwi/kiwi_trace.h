@@ -3,8 +3,8 @@
  * kiwi: tracepoints, in /sys/kernel/tracing/events/kiwi/. They say what
  * happened to a connection where it happened: QP state changes,
  * connection manager events, the MPA negotiation's result, Terminates
- * sent and received, and error completions. Included after kiwi.h;
- * kiwi_trace.c defines them.
+ * sent and received, and error completions. Included after kiwi.h (its
+ * events take kiwi's own types); kiwi_trace.c defines them.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM kiwi
@@ -34,9 +34,11 @@
 			 { IW_CM_EVENT_CLOSE, "CLOSE" })
 
 /* The wire's RFC 6581 ready-to-receive message, as a name. */
-#define kiwi_show_rtr(r)					\
-	__print_symbolic(r, { 0, "none" }, { 1, "send" },	\
-			 { 2, "write" }, { 4, "read" })
+#define kiwi_show_rtr(r)						\
+	__print_symbolic(r, { KIWI_RTR_NONE, "none" },			\
+			 { KIWI_RTR_SEND, "send" },			\
+			 { KIWI_RTR_WRITE, "write" },			\
+			 { KIWI_RTR_READ, "read" })
 
 TRACE_EVENT(kiwi_qp_state,
 	TP_PROTO(const struct ib_qp *qp, enum ib_qp_state old,
@@ -89,9 +91,9 @@ TRACE_EVENT(kiwi_cm_event,
 );
 
 TRACE_EVENT(kiwi_mpa,
-	TP_PROTO(const struct ib_qp *qp, bool initiator, bool enhanced,
-		 bool crc, u8 rtr, u16 ird, u16 ord),
-	TP_ARGS(qp, initiator, enhanced, crc, rtr, ird, ord),
+	TP_PROTO(const struct ib_qp *qp, bool initiator,
+		 const struct kiwi_cep *cep),
+	TP_ARGS(qp, initiator, cep),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&qp->device->dev))
 		__field(u32, qpn)
@@ -106,11 +108,11 @@ TRACE_EVENT(kiwi_mpa,
 		__assign_str(dev, dev_name(&qp->device->dev));
 		__entry->qpn = qp->qp_num;
 		__entry->initiator = initiator;
-		__entry->rev = enhanced ? 2 : 1;
-		__entry->crc = crc;
-		__entry->rtr = rtr;
-		__entry->ird = ird;
-		__entry->ord = ord;
+		__entry->rev = cep->enhanced ? 2 : 1;
+		__entry->crc = cep->crc;
+		__entry->rtr = cep->rtr;
+		__entry->ird = cep->ird;
+		__entry->ord = cep->ord;
 	),
 	TP_printk("dev=%s qpn=%u %s rev=%u crc=%u rtr=%s ird=%u ord=%u",
 		  __get_str(dev), __entry->qpn,
@@ -120,9 +122,8 @@ TRACE_EVENT(kiwi_mpa,
 );
 
 TRACE_EVENT(kiwi_terminate,
-	TP_PROTO(const struct ib_qp *qp, bool sent, u32 code, bool m, bool d,
-		 bool r),
-	TP_ARGS(qp, sent, code, m, d, r),
+	TP_PROTO(const struct ib_qp *qp, bool sent, const struct kiwi_term *t),
+	TP_ARGS(qp, sent, t),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&qp->device->dev))
 		__field(u32, qpn)
@@ -138,12 +139,12 @@ TRACE_EVENT(kiwi_terminate,
 		__assign_str(dev, dev_name(&qp->device->dev));
 		__entry->qpn = qp->qp_num;
 		__entry->sent = sent;
-		__entry->layer = code >> 28;
-		__entry->etype = (code >> 24) & 0xf;
-		__entry->ecode = (code >> 16) & 0xff;
-		__entry->m = m;
-		__entry->d = d;
-		__entry->r = r;
+		__entry->layer = KIWI_TC_LAYER(t->code);
+		__entry->etype = KIWI_TC_ETYPE(t->code);
+		__entry->ecode = KIWI_TC_ECODE(t->code);
+		__entry->m = t->m;
+		__entry->d = t->d;
+		__entry->r = t->r;
 	),
 	TP_printk("dev=%s qpn=%u %s layer=%u etype=%u ecode=0x%02x m=%u d=%u r=%u",
 		  __get_str(dev), __entry->qpn,

@@ -1292,8 +1292,7 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp)
 		struct kiwi_term t;
 
 		if (!kiwi_term_parse(tx->term_buf, tx->term_len, &t))
-			trace_kiwi_terminate(&qp->base_qp, true, t.code, t.m,
-					     t.d, t.r);
+			trace_kiwi_terminate(&qp->base_qp, true, &t);
 	}
 	WRITE_ONCE(tx->term_pending, false);
 	return ret;
