@@ -112,17 +112,19 @@ def ratio(a, b):
     return None
 
 
+def cell_value(summary, key, factor=1.0):
+    """The cell's median (times @factor), its state when it has none, or "-"."""
+    if key not in summary:
+        return "-"
+    state, median, _ = summary[key]
+    return median * factor if state == "ok" else state
+
+
 def build(cells):
     """The table rows, one per RDMA (test, size, mode) cell, plus the
     names of the cells (of any transport) that are missing."""
     summary = {k: summarize(v) for k, v in cells.items()}
     missing = sorted("%s %s %d %s" % k for k, s in summary.items() if s[0] == "missing")
-
-    def value(key, factor=1.0):
-        if key not in summary:
-            return "-"
-        state, median, _ = summary[key]
-        return median * factor if state == "ok" else state
 
     order = {t: i for i, t in enumerate(
         ("write_bw", "read_bw", "send_bw", "write_lat", "read_lat", "send_lat"))}
@@ -131,9 +133,10 @@ def build(cells):
                   key=lambda k: (order.get(k[0], 99), k[1], k[2] != "poll"))
     rows = []
     for test, size, mode in keys:
-        vals = {t: value((t, test, size, mode)) for t in TRANSPORTS if t != "tcp"}
+        vals = {t: cell_value(summary, (t, test, size, mode))
+                for t in TRANSPORTS if t != "tcp"}
         ref, factor = tcp_reference(test, size, mode)
-        vals["tcp"] = value(ref, factor)
+        vals["tcp"] = cell_value(summary, ref, factor)
         k = vals["kiwi"]
         r_siw, r_rxe, r_tcp = (ratio(k, vals[t]) for t in ("siw", "rxe", "tcp"))
         bw = test.endswith("_bw")
@@ -194,15 +197,9 @@ def storage_table(cells, summary):
     """kiwi against siw and TCP for each storage cell (the target is
     against TCP); empty when there is none."""
     keys = sorted({k[1:] for k in cells if is_storage(k[1])},
-                  key=lambda k: (not k[0].startswith("nvme_"), k[0], k[1]))
+                  key=lambda k: (not k[0].startswith("nvme_"), k[0], k[1], k[2]))
     if not keys:
         return ""
-
-    def value(key):
-        if key not in summary:
-            return "-"
-        state, median, _ = summary[key]
-        return median if state == "ok" else state
 
     lines = [
         "",
@@ -214,8 +211,9 @@ def storage_table(cells, summary):
     lines.append("-" * len(lines[-1]))
     met = judged = 0
     for test, size, mode in keys:
-        k, t = value(("kiwi", test, size, mode)), value(("tcp", test, size, mode))
-        sv = value(("siw", test, size, mode))
+        k = cell_value(summary, ("kiwi", test, size, mode))
+        t = cell_value(summary, ("tcp", test, size, mode))
+        sv = cell_value(summary, ("siw", test, size, mode))
         unit = next(iter(cells.get(("kiwi", test, size, mode)) or
                          cells.get(("tcp", test, size, mode)) or [{}]), {}).get("unit", "")
         rsiw = ratio(k, sv)
@@ -234,14 +232,6 @@ def storage_table(cells, summary):
     lines.append("")
     lines.append(f"kiwi meets its storage target in {met} of {judged} cells with data")
     return "\n".join(lines) + "\n"
-
-
-def cell_value(summary, key):
-    """The cell's median, its state when it has none, or "-"."""
-    if key not in summary:
-        return "-"
-    state, median, _ = summary[key]
-    return median if state == "ok" else state
 
 
 def heading(titles, columns):

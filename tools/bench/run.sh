@@ -245,11 +245,12 @@ multi_run() {
 }
 
 # cpu_run: cpu_send's or tcp_cpu's two runs, 1 GiB and 15 messages
-# (BENCH_QUICK: a fifth of the GiB); sets n (the large count) and ticks,
-# the CPU ticks the bytes between the two took.
+# (BENCH_QUICK: a fifth of the GiB); sets n (the large count), bytes
+# (how many more the large run moved) and ticks (the CPU ticks those
+# bytes took).
 cpu_run() {
-	local b0 b1 b2 b3
-	n=15
+	local b0 b1 b2 b3 small=15
+	n=$small
 	commands
 	b0=$(busy_ticks)
 	pair_run
@@ -262,6 +263,7 @@ cpu_run() {
 	pair_run
 	b3=$(busy_ticks)
 	ticks=$(((b3 - b2) - (b1 - b0)))
+	bytes=$(((n - small) * size))
 }
 
 # bw_of LOG: the bandwidth one client reported (MiB/s). For scale_proc's
@@ -303,8 +305,7 @@ result() {
 			value=$(awk -v a="$value" -v b="$v" 'BEGIN { printf "%.2f", a + b }')
 		done ;;
 	cpu_send | tcp_cpu)
-		# The large run moved (n - small) * size more bytes.
-		value=$(awk -v t="$ticks" -v hz="$hz" -v b=$(((n - 15) * size)) \
+		value=$(awk -v t="$ticks" -v hz="$hz" -v b="$bytes" \
 			'BEGIN { if (t > 0) printf "%.3f", t / hz / (b / 2^30) }') ;;
 	*_bw) value=$(parse_perftest "$log.cli" 4) ;;
 	*) value=$(parse_perftest "$log.cli" 5) ;;
@@ -318,7 +319,7 @@ result() {
 # kiwi, each CPU's completion work in it to cq_cpus.csv.
 one() {
 	local tr=$1 test=$2 size=$3 mode=$4 run=$5 n unit value='' status=ok
-	local log=$logs/$tr-$test-$size-$mode-$run srv cli crc attempt ticks cpus
+	local log=$logs/$tr-$test-$size-$mode-$run srv cli crc attempt ticks bytes cpus
 	n=$(iters "$size" "$test" "$mode")
 	case $test in
 	*_bw | scale_*) unit=MiB/s ;;
@@ -361,9 +362,7 @@ one() {
 	# After a timeout the cell is not run again: it would only hang again.
 	[ "$status" = timeout ] && skip+=" $tr:$test:$size:$mode"
 	[ -n "$cpus" ] && [ "$status" = ok ] &&
-		kiwi_cq_cpus_delta "$cpus" | while read -r c q h r; do
-			echo "$tr,$test,$size,$mode,$run,$c,$q,$h,$r"
-		done >>"$out/cq_cpus.csv"
+		kiwi_cq_cpus_delta "$cpus" "$tr,$test,$size,$mode,$run" >>"$out/cq_cpus.csv"
 }
 
 bench_vm_prep || exit 1

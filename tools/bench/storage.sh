@@ -150,9 +150,8 @@ fio_cell() {
 		v=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; d=j["read"] if j["read"]["io_bytes"] else j["write"]; print("%.1f" % (d["bw_bytes"] / 1048576))' "$log" 2>/dev/null)
 		row "$tr" "$test" "$size" "$mode" "$run" "$v" MiB/s
 	fi
-	[ -n "$cpus" ] && kiwi_cq_cpus_delta "$cpus" | while read -r c q h r; do
-		echo "$tr,$test,$size,$mode,$run,$c,$q,$h,$r"
-	done >>"$out/cq_cpus.csv"
+	[ -n "$cpus" ] &&
+		kiwi_cq_cpus_delta "$cpus" "$tr,$test,$size,$mode,$run" >>"$out/cq_cpus.csv"
 }
 
 # use_dev kiwi|siw: that RDMA device on kva, and nvmet's RDMA port

@@ -464,11 +464,14 @@ kiwi_cq_cpus() {
 	tail -n +2 /sys/kernel/debug/kiwi/cq_cpus 2>/dev/null
 }
 
-# kiwi_cq_cpus_delta BEFORE: the growth of each CPU's counts since
-# BEFORE (an earlier kiwi_cq_cpus), in kiwi_cq_cpus' format.
+# kiwi_cq_cpus_delta BEFORE [PREFIX]: the growth of each CPU's counts
+# since BEFORE (an earlier kiwi_cq_cpus), in kiwi_cq_cpus' format; with
+# PREFIX, as CSV rows "PREFIX,CPU,CQES,HANDLERS,REMOTE".
 kiwi_cq_cpus_delta() {
-	awk 'NR == FNR { c[$1] = $2; h[$1] = $3; r[$1] = $4; next }
-	     { print $1, $2 - c[$1], $3 - h[$1], $4 - r[$1] }' \
+	awk -v p="${2:-}" 'NR == FNR { c[$1] = $2; h[$1] = $3; r[$1] = $4; next }
+	     { d = $1 " " $2 - c[$1] " " $3 - h[$1] " " $4 - r[$1]
+	       if (p != "") { gsub(/ /, ",", d); d = p "," d }
+	       print d }' \
 		<(echo "$1") <(kiwi_cq_cpus)
 }
 
