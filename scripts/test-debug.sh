@@ -14,6 +14,8 @@
 #                           a chosen set; "all" runs every VM test
 #
 # KIWI_DEBUG_TIMEOUT: seconds the VM may run (3000; 7200 for "all").
+# KIWI_FAULT_ROUNDS, KIWI_FAILSLAB_ROUNDS: faults.sh's random rounds (1)
+# and failslab rounds (3); more of them to hunt a rare failure.
 #
 # The default set is the tests that feed kiwi hostile or
 # heavy input, sized to keep README's test command under an hour: the data
@@ -82,6 +84,8 @@ echo "# debug kernel tests: $tests"
 	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-120}" \
 	KIWI_DATAPATH_CRC="${KIWI_DATAPATH_CRC:-required}" \
 	KIWI_ISER_REMOVALS="${KIWI_ISER_REMOVALS:-0}" \
+	KIWI_FAULT_ROUNDS="${KIWI_FAULT_ROUNDS:-1}" \
+	KIWI_FAILSLAB_ROUNDS="${KIWI_FAILSLAB_ROUNDS:-3}" \
 	KIWI_DMESG_FILE="$tree/dmesg.txt" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 	>"$out/vm.log" 2>&1
 rc=$?

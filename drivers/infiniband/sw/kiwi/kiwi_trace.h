@@ -3,8 +3,8 @@
  * kiwi: tracepoints, in /sys/kernel/tracing/events/kiwi/. They say what
  * happened to a connection where it happened: QP state changes,
  * connection manager events, the MPA negotiation's result, Terminates
- * sent and received, and error completions. Included after kiwi.h (its
- * events take kiwi's own types); kiwi_trace.c defines them.
+ * sent and received, and error completions. The events take kiwi's own
+ * types, hence kiwi.h; kiwi_trace.c defines them.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM kiwi
@@ -16,6 +16,8 @@
 #include <linux/tracepoint.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iw_cm.h>
+
+#include "kiwi.h"
 
 #define kiwi_show_qp_state(s)					\
 	__print_symbolic(s, { IB_QPS_RESET, "RESET" },		\

@@ -241,10 +241,13 @@ kfail() {
 # allocations of the VM's own root file system (9p under overlayfs)
 # instead leaves it answering EINVAL to every later open, for every
 # process (p9_client_clunk and p9_tag_alloc failed): outside kiwi, and the
-# end of the test run. tmpfs fails cleanly.
+# end of the test run. tmpfs fails cleanly. The root is a tmpfs mount of
+# its own: the guest's /tmp is an overlay whose lower layer is the host's
+# /tmp over 9p, and a lookup there may reach 9p.
 froot() {
 	local r=$1 f prov
 	prov=$(ls /usr/lib/*/libibverbs/libkiwi-rdmav*.so | head -n1)
+	mkdir -p "$r" && mount -t tmpfs -o size=256m froot "$r" || return 1
 	mkdir -p "$r"/usr/bin "$r"/usr/lib "$r"/usr/lib64 "$r"/dev "$r"/sys "$r"/proc "$r"/tmp &&
 	ln -s usr/bin "$r"/bin && ln -s usr/lib "$r"/lib && ln -s usr/lib64 "$r"/lib64 || return 1
 	for f in "$(command -v rping)" "$(command -v bash)" "$prov" /etc/ld.so.cache \
@@ -281,6 +284,7 @@ kfail_rounds() {
 }
 check "failslab and fail_page_alloc (2 %) on rping's tasks: every run ends, nothing left behind" \
 	kfail_rounds "${KIWI_FAILSLAB_ROUNDS:-3}"
+umount "$out/froot"
 
 quiet
 check "afterwards the devices still move verified data (rping -V)" \
