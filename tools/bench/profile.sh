@@ -1,18 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Inside the VM: where the time of a small-message round trip goes. For
-# each transport and latency test, one perftest run (-R, 8 B) gives the
-# latency and, under "perf stat -a", the context switches per round trip;
-# a second run under "perf record -a -g" gives the kernel and user symbols
+# Inside the VM: where the time of a small-message round trip goes (or,
+# for a bandwidth test, the CPU time of a stream). For each transport and
+# test, one perftest run (-R, PROF_SIZE bytes) gives the latency (or the
+# bandwidth) and, under "perf stat -a", the context switches per round
+# trip (message); a second run under "perf record -a -g" gives the kernel and user symbols
 # that take the CPU time of both ends. The host side is
 # "make bench-profile" (tools/bench/Makefile's caller), which boots the VM.
 #
 #   tools/bench/profile.sh OUTDIR
 #
 # Environment: PROF_TRANSPORTS (default "kiwi siw"), PROF_TESTS (default
-# "write_lat send_lat read_lat"), PROF_ITERS (round trips per run, default
-# 50000), PROF_EVENT=1 (perftest -e: completion events, not polling),
+# "write_lat send_lat read_lat"; write_bw, send_bw, read_bw work too),
+# PROF_ITERS (round trips or messages per run, default 50000), PROF_SIZE
+# (bytes per message, default 8), PROF_EVENT=1 (perftest -e: completion
+# events, not polling),
 # BENCH_KIWI_PARAMS (kiwi's module parameters).
 #
 # A third run (PROF_TRACE=0 leaves it out; PROF_TRACE_ITERS round trips,
@@ -33,6 +36,7 @@ source "$root/tools/bench/lib-bench.sh"
 
 out=${1:?usage: profile.sh OUTDIR}
 iters=${PROF_ITERS:-50000}
+size=${PROF_SIZE:-8}
 mkdir -p "$out"
 command -v perf >/dev/null || { echo "profile: no perf (linux-perf)" >&2; exit 1; }
 
@@ -44,8 +48,10 @@ lat_run() {
 	local tr=$1 test=$2 args srv cli wrap limit=300
 	shift 2
 	port=$((port + 1))
-	args=(-R -F -p "$port" -n "$iters" -s 8)
+	args=(-R -F -p "$port" -n "$iters" -s "$size")
 	[ "${PROF_EVENT:-0}" = 1 ] && args+=(-e)
+	# perftest's Send credits over iWARP: as in bench.sh's send_bw cells
+	[ "$test" = send_bw ] && args+=(-r "$(( iters < 16384 ? iters + 1 : 16384 ))")
 	srv=("ib_$test" -d "$sdev" "${args[@]}")
 	cli=("ib_$test" -d "$cdev" "${args[@]}" "$saddr")
 	wrap=("$@")
@@ -93,7 +99,7 @@ trace_run() {
 }
 
 bench_vm_prep || exit 1
-echo "# profile: $iters round trips of 8 B, $([ "${PROF_EVENT:-0}" = 1 ] && echo events || echo polling)" |
+echo "# profile: $iters round trips (messages) of $size B, $([ "${PROF_EVENT:-0}" = 1 ] && echo events || echo polling)" |
 	tee "$out/summary.txt"
 for tr in ${PROF_TRANSPORTS:-kiwi siw}; do
 	setup "$tr" >"$out/setup-$tr" 2>&1 || { echo "profile: cannot set up $tr" >&2; continue; }
@@ -104,10 +110,14 @@ for tr in ${PROF_TRANSPORTS:-kiwi siw}; do
 			echo "$tr $test: failed (see $log.cli)" | tee -a "$out/summary.txt"
 			continue
 		fi
-		lat=$(parse_perftest "$log.cli" 5)
+		# perftest's columns: t_typical (latency), BW average (bandwidth)
+		case $test in
+		*_bw) what="BW average, MB/s" lat=$(parse_perftest "$log.cli" 4) ;;
+		*) what="t_typical, us" lat=$(parse_perftest "$log.cli" 5) ;;
+		esac
 		cs=$(awk -F, '$3 == "context-switches" { print $1 }' "$log.stat")
-		printf '%-4s %-9s t_typical %s us, %s context switches per round trip\n' \
-			"$tr" "$test" "${lat:-?}" "$(awk -v c="${cs:-0}" -v n="$iters" \
+		printf '%-4s %-9s %s %s, %s context switches per round trip (message)\n' \
+			"$tr" "$test" "$what" "${lat:-?}" "$(awk -v c="${cs:-0}" -v n="$iters" \
 			'BEGIN { printf "%.2f", c / n }')" | tee -a "$out/summary.txt"
 		lat_run "$tr" "$test" perf record -a -g -q -o "$log.data" -- ||
 			echo "$tr $test: the profiled run failed" | tee -a "$out/summary.txt"
