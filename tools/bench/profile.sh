@@ -5,8 +5,8 @@
 # for a bandwidth test, the CPU time of a stream). For each transport and
 # test, one perftest run (-R, PROF_SIZE bytes) gives the latency (or the
 # bandwidth) and, under "perf stat -a", the context switches per round
-# trip (message); a second run under "perf record -a -g" gives the kernel and user symbols
-# that take the CPU time of both ends. The host side is
+# trip (message); a second run under "perf record -a -g" gives the
+# kernel and user symbols that take the CPU time of both ends. The host side is
 # "make bench-profile" (tools/bench/Makefile's caller), which boots the VM.
 #
 #   tools/bench/profile.sh OUTDIR
