@@ -26,6 +26,7 @@ extern bool kiwi_crc_required;
 extern unsigned int kiwi_zcopy_min;
 extern unsigned int kiwi_mpa_rev;
 extern unsigned int kiwi_llp_timeout;
+extern unsigned int kiwi_fpdu_segs;
 
 /* Port counters (kiwi_stats.c). */
 enum kiwi_stat {

@@ -54,12 +54,16 @@ devices_del() {
 # each KIND (rping -V, or ib_KIND_bw); adds its --run to the checker's
 # arguments.
 mode() {
-	local name=$1 crc=$2 kiwi=$3 peer=$4 params=() t port n size
+	local name=$1 crc=$2 kiwi=$3 peer=$4 params=() t port n size p
 	shift 4
 	while [ "$1" != -- ]; do params+=("$1"); shift; done
 	shift
 	check "$name: kiwi0 and $peer" kiwi_devs "$peer" "${params[@]}"
 	runs+=(--run "$name" "$crc" "$kiwi")
+	# kiwi's FPDUs span this many segments: the checker's size rule
+	for p in "${params[@]}"; do
+		case $p in fpdu_segs=*) runs+=("segs=${p#fpdu_segs=}") ;; esac
+	done
 	for run in "$@"; do
 		IFS=: read -r t port n size <<<"$run"
 		if [ "$t" = rping ]; then
@@ -113,7 +117,10 @@ check "dumpcap captures on kvA" capture_start
 case $what in
 crc-off)
 	mode crc-off off both kiwi1 -- rping:7174:5:4001 write:18510:20:3 \
-		read:18512:10:4097 ;;
+		read:18512:10:4097
+	# FPDUs of up to 64 KiB (fpdu_segs): still framed, placed, checked
+	mode fpdu-segs off both kiwi1 fpdu_segs=64 -- rping:7177:5:65000 \
+		write:18514:5:200001 ;;
 crc-required)
 	mode crc-required on both kiwi1 crc_required=1 -- rping:7175:5:4001 \
 		write:18521:5:65539 send:18523:10:10001 ;;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check an iWARP capture with Wireshark's own dissectors.
 
-    iwarp_check.py CAPTURE --run NAME CRC KIWI PORT:KIND:ITERS:SIZE... [--run ...]
+    iwarp_check.py CAPTURE --run NAME CRC KIWI [segs=N] PORT:KIND:ITERS:SIZE...
+                   [--run ...]
 
 tshark decodes CAPTURE with its iwarp_mpa (heuristic, on by default) and
 iwarp_ddp_rdmap dissectors; iwarp_dump.lua prints the decoded fields and
@@ -14,7 +15,9 @@ A run is the part of the capture made by one configuration: the
 connections to the server PORTs it names. CRC (on or off) is what its MPA
 exchange must negotiate; KIWI (client, server, both or none) names the ends
 that are kiwi, whose non-last DDP segments must fill the EMSS and whose pad
-and unused CRC fields must be zero. KIND is the tool that ran on PORT:
+and unused CRC fields must be zero. segs=N: kiwi ran with fpdu_segs=N, and
+its FPDUs fill N times the EMSS (to the 16-bit ULPDU_Length's limit) instead,
+which no FPDU may exceed. KIND is the tool that ran on PORT:
 rping (rping -V -C ITERS -S SIZE), write, read or send (ib_<KIND>_bw -R -n
 ITERS -s SIZE); it gives the bytes the DDP headers must account for.
 
@@ -442,10 +445,15 @@ class Run:
     """One part of the capture: the connections to some server ports."""
 
     def __init__(self, words):
+        self.segs = 1
+        if len(words) > 3 and words[3].startswith("segs="):
+            self.segs = int(words[3][5:])
+            words = words[:3] + words[4:]
         if len(words) < 4 or words[1] not in ("on", "off") or \
-           words[2] not in ("client", "server", "both", "none"):
+           words[2] not in ("client", "server", "both", "none") or \
+           not 1 <= self.segs <= 64:
             raise SystemExit("--run NAME on|off client|server|both|none "
-                             "PORT:KIND:ITERS:SIZE...")
+                             "[segs=1..64] PORT:KIND:ITERS:SIZE...")
         self.name, self.crc, self.kiwi = words[0], words[1] == "on", words[2]
         self.expect = [expectation(w) for w in words[3:]]
         self.ports = {e[0] for e in self.expect}
@@ -592,13 +600,20 @@ def check_run(run, conns, streams, rep):
             errs.append("%s: SYN/SYN-ACK MSS options not captured" % st.name())
             continue
         biggest = max((i.wire_len for i in st.fpdus()), default=0)
-        fill = ((emss - 4) & ~3) + 4
-        info.append("%s: MSS %d, EMSS %d, largest FPDU %d" %
-                    (st.name(), min(st.mss.values()), emss, biggest))
+        # kiwi_mpa_mulpdu(): length field, ULPDU and pad a multiple of 4,
+        # then the CRC; the ULPDU at most 0xffff (then 3 bytes of pad).
+        limit = emss * run.segs
+        fill = ((limit - 4) & ~3) + 4
+        if fill - 6 > 0xffff:
+            limit = fill = 2 + 0xffff + 3 + 4
+        info.append("%s: MSS %d, EMSS %d, largest FPDU %d%s" %
+                    (st.name(), min(st.mss.values()), emss, biggest,
+                     ", fpdu_segs %d: at most %d" % (run.segs, limit)
+                     if run.segs > 1 else ""))
         for it in st.fpdus():
-            if it.wire_len > emss:
-                errs.append("%s: FPDU of %d bytes exceeds the EMSS %d" %
-                            (it.where(), it.wire_len, emss))
+            if it.wire_len > limit:
+                errs.append("%s: FPDU of %d bytes exceeds %d" %
+                            (it.where(), it.wire_len, limit))
             elif "iwarp_ddp.last_flag" in it.f and not it.last and run.kiwi_sent(st, it):
                 if it.wire_len != fill:
                     errs.append("%s: non-last segment in an FPDU of %d bytes, %d fits" %
@@ -607,8 +622,10 @@ def check_run(run, conns, streams, rep):
                     full += 1
     if any(e[3] > 1500 for e in run.expect) and not full and run.kiwi != "none":
         errs.append("no message from kiwi took several FPDUs")
-    point(not errs, "every FPDU fits the EMSS (MSS option less TCP options); "
-          "%d non-last segments from kiwi fill it" % full, errs or info)
+    what = "the EMSS (MSS option less TCP options)" if run.segs == 1 else \
+        "%d times the EMSS" % run.segs
+    point(not errs, "every FPDU fits %s; %d non-last segments from kiwi fill it" %
+          (what, full), errs or info)
 
     # Padding.
     errs, notes, padded = [], [], 0

@@ -28,15 +28,26 @@ check "crc_required=maybe refused with a message" \
 	refused crc_required=maybe "invalid for parameter \`crc_required'"
 check "llp_timeout=0 refused with a message" \
 	refused llp_timeout=0 "llp_timeout=0 is out of range"
+check "fpdu_segs=0 refused with a message" \
+	refused fpdu_segs=0 "fpdu_segs=0 is out of range"
+check "fpdu_segs=65 refused with a message" \
+	refused fpdu_segs=65 "fpdu_segs=65 is out of range"
 
 check "mpa_rev=1 crc_required=1 loads" modprobe kiwi mpa_rev=1 crc_required=1
 check "mpa_rev reads back 1" test "$(cat /sys/module/kiwi/parameters/mpa_rev)" = 1
 check "crc_required reads back Y" \
 	test "$(cat /sys/module/kiwi/parameters/crc_required)" = Y
 kiwi_unload
-check "defaults: mpa_rev 2, crc_required N" \
+check "defaults: mpa_rev 2, crc_required N, fpdu_segs 1" \
 	eval 'modprobe kiwi &&
 	      test "$(cat /sys/module/kiwi/parameters/mpa_rev)" = 2 &&
-	      test "$(cat /sys/module/kiwi/parameters/crc_required)" = N'
+	      test "$(cat /sys/module/kiwi/parameters/crc_required)" = N &&
+	      test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 1'
+# setparam FILE VALUE: a write to a loaded module's parameter
+setparam() { echo "$2" 2>/dev/null >"/sys/module/kiwi/parameters/$1"; }
+check "fpdu_segs takes 64 at run time" \
+	eval 'setparam fpdu_segs 64 && test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 64'
+check "fpdu_segs refuses 0 at run time, and keeps 64" \
+	eval '! setparam fpdu_segs 0 && test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 64'
 kiwi_unload
 tap_end
