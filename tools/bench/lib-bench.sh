@@ -5,7 +5,7 @@
 # down, run a command in a namespace, tell when a server listens, run a
 # server and client pair, and read perftest's result.
 # Needs $root; BENCH_KIWI_PARAMS are kiwi's module parameters (transport
-# kiwi_crc adds crc_required=1).
+# kiwi_crc adds crc_required=1, kiwi_fpdu fpdu_segs=64).
 
 SIW=$root/build/siw/siw.ko
 
@@ -49,11 +49,12 @@ rxe_net_del() {
 setup() {
 	cns=kiwiA sns=kiwiB saddr=192.0.2.2
 	case $1 in
-	kiwi | kiwi_crc)
+	kiwi | kiwi_crc | kiwi_fpdu)
 		cdev=kiwi0 sdev=kiwi1
 		# shellcheck disable=SC2086 # a list of parameters
 		modprobe kiwi ${BENCH_KIWI_PARAMS:-} \
-			$([ "$1" = kiwi_crc ] && echo crc_required=1) &&
+			$([ "$1" = kiwi_crc ] && echo crc_required=1) \
+			$([ "$1" = kiwi_fpdu ] && echo fpdu_segs=64) &&
 		ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
 		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB ;;
 	siw)
@@ -73,7 +74,7 @@ setup() {
 
 teardown() {
 	case $1 in
-	kiwi | kiwi_crc)
+	kiwi | kiwi_crc | kiwi_fpdu)
 		ip netns exec kiwiA rdma link del kiwi0
 		ip netns exec kiwiB rdma link del kiwi1
 		rmmod kiwi ;;

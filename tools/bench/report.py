@@ -16,8 +16,9 @@ Storage rows (tools/bench/storage.sh: NVMe-oF and NFSv4.2, kiwi against
 the same ULP over TCP): at least 1.0x. Scaling (scale_qp: one process
 with N QPs; scale_proc: N processes): kiwi's aggregate with N at least
 0.9x its aggregate with 1 (it must not fall as QPs are added). Also
-printed: kiwi with the MPA CRC on (transport kiwi_crc) against off, CPU
-seconds per GiB against TCP's, and, from OUTDIR/cq_cpus.csv when it is
+printed: kiwi with the MPA CRC on (transport kiwi_crc) against off, kiwi
+with FPDUs of up to 64 KiB (kiwi_fpdu: fpdu_segs=64) against its default,
+CPU seconds per GiB against TCP's, and, from OUTDIR/cq_cpus.csv when it is
 there (beside RAW_CSV), each CPU's share of kiwi's completion work.
 """
 import csv
@@ -244,21 +245,37 @@ def rfmt(r, width=9):
     return f"{r:{width}.2f}" if r is not None else f"{'-':>{width}}"
 
 
-def crc_table(cells, summary):
-    """kiwi with the MPA CRC against kiwi without, per bandwidth and
-    latency cell; empty without kiwi_crc rows."""
-    keys = sorted({k[1:] for k in cells if k[0] == "kiwi_crc" and not is_extra(k[1])},
+def variant_table(cells, summary, tr, titles, name):
+    """kiwi loaded with other parameters (transport @tr, column @name)
+    against kiwi as loaded by default, per bandwidth and latency cell, and
+    against TCP; empty without @tr rows."""
+    keys = sorted({k[1:] for k in cells if k[0] == tr and not is_extra(k[1])},
                   key=lambda k: (k[0], k[1], k[2]))
     if not keys:
         return ""
-    lines = heading(["MPA CRC: kiwi with crc_required=1 (both ends send and check the CRC)"
-                     " against kiwi without; bandwidth in MiB/s, latency in us"],
-                    f"{'test':<10}{'size':>8} {'mode':<6}|{'no CRC':>9}{'CRC':>9} |{'CRC/none':>9}")
+    lines = heading(titles, f"{'test':<10}{'size':>8} {'mode':<6}|{'kiwi':>9}{name:>9}"
+                    f"{'TCP':>9} |{name + '/kiwi':>13}{name + '/TCP':>13}")
     for test, size, mode in keys:
         k = cell_value(summary, ("kiwi", test, size, mode))
-        c = cell_value(summary, ("kiwi_crc", test, size, mode))
-        lines.append(f"{test:<10}{size:>8} {mode:<6}| {fmt(k)} {fmt(c)} |{rfmt(ratio(c, k))}")
+        c = cell_value(summary, (tr, test, size, mode))
+        t = cell_value(summary, *tcp_reference(test, size, mode))
+        lines.append(f"{test:<10}{size:>8} {mode:<6}| {fmt(k)} {fmt(c)} {fmt(t)} |"
+                     f"{rfmt(ratio(c, k), 13)}{rfmt(ratio(c, t), 13)}")
     return "\n".join(lines) + "\n"
+
+
+def crc_table(cells, summary):
+    """kiwi with the MPA CRC (kiwi_crc) against kiwi without."""
+    return variant_table(cells, summary, "kiwi_crc", [
+        "MPA CRC: kiwi with crc_required=1 (both ends send and check the CRC)"
+        " against kiwi without; bandwidth in MiB/s, latency in us"], "CRC")
+
+
+def fpdu_table(cells, summary):
+    """kiwi with FPDUs of up to 64 KiB (kiwi_fpdu) against kiwi's default."""
+    return variant_table(cells, summary, "kiwi_fpdu", [
+        "FPDU size: kiwi with fpdu_segs=64 (FPDUs of up to 64 KiB, split by TCP)"
+        " against kiwi's one-segment FPDUs; MiB/s"], "big")
 
 
 def scale_table(cells, summary):
@@ -301,13 +318,15 @@ def cpu_table(cells, summary):
         return ""
     lines = heading(["CPU time per GiB moved (all CPUs, both ends, user and kernel; lower is"
                      " better): ib_send_bw -e 64 KiB against an iperf3 stream"],
-                    f"{'test':<10}{'size':>8} {'mode':<6}|{'kiwi':>9}{'kiwi+CRC':>9}{'siw':>9}"
+                    f"{'test':<10}{'size':>8} {'mode':<6}|{'kiwi':>9}{'kiwi+CRC':>9}{'kiwi big':>9}"
+                    f"{'siw':>9}"
                     f"{'TCP':>9} |{'kiwi/siw':>9}{'kiwi/TCP':>9}")
     for test, size, mode in keys:
-        v = [cell_value(summary, (t, test, size, mode)) for t in ("kiwi", "kiwi_crc", "siw")]
+        v = [cell_value(summary, (t, test, size, mode))
+             for t in ("kiwi", "kiwi_crc", "kiwi_fpdu", "siw")]
         t = cell_value(summary, ("tcp", "tcp_cpu", size, mode))
         lines.append(f"{test:<10}{size:>8} {mode:<6}|" + "".join(" " + fmt(x) for x in v + [t])
-                     + f" |{rfmt(ratio(v[0], v[2]))}{rfmt(ratio(v[0], t))}")
+                     + f" |{rfmt(ratio(v[0], v[3]))}{rfmt(ratio(v[0], t))}")
     return "\n".join(lines) + "\n"
 
 
@@ -395,7 +414,7 @@ def main(argv):
     summary, rows, missing = build(cells)
     runs = max((len(v) for v in cells.values()), default=0)
     text = (table(rows, runs) + storage_table(cells, summary) + crc_table(cells, summary)
-            + scale_table(cells, summary) + cpu_table(cells, summary)
+            + fpdu_table(cells, summary) + scale_table(cells, summary) + cpu_table(cells, summary)
             + cq_cpu_table(os.path.join(os.path.dirname(raw), "cq_cpus.csv")))
     if missing:
         text += "missing (a run failed or timed out): " + ", ".join(missing) + "\n"
