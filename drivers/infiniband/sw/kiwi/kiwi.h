@@ -286,6 +286,11 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *cqe);
 const struct cpumask *kiwi_get_vector_affinity(struct ib_device *ibdev,
 					       int comp_vector);
 
+/* kiwi_restrack.c */
+int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int kiwi_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int kiwi_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
 /* kiwi_qp.c */
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata);
