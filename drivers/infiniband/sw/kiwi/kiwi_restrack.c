@@ -127,8 +127,9 @@ out:
 	return ret;
 }
 
-static int kiwi_res_qp(struct sk_buff *msg, struct kiwi_qp *qp)
+static int kiwi_res_qp(struct sk_buff *msg, void *obj)
 {
+	struct kiwi_qp *qp = obj;
 	u32 sq_used = kiwi_res_ring_used(qp->sq.ring, sizeof(struct kiwi_sqe),
 					 offsetof(struct kiwi_sqe, flags),
 					 qp->sq.num, qp->sq.head);
@@ -146,19 +147,22 @@ static int kiwi_res_qp(struct sk_buff *msg, struct kiwi_qp *qp)
 	return kiwi_res_qp_conn(msg, qp);
 }
 
-/* Open the driver's nest, fill it, close it (or cancel it on error). */
-#define KIWI_RES_NEST(msg, fill)					\
-({									\
-	struct nlattr *nest__ = nla_nest_start_noflag(msg,		\
-						      RDMA_NLDEV_ATTR_DRIVER); \
-	int ret__ = nest__ ? (fill) : -EMSGSIZE;			\
-									\
-	if (nest__ && ret__)						\
-		nla_nest_cancel(msg, nest__);				\
-	else if (nest__)						\
-		nla_nest_end(msg, nest__);				\
-	ret__;								\
-})
+/* Open the driver's nest, @fill it from @obj, close it (cancel on error). */
+static int kiwi_res_nest(struct sk_buff *msg,
+			 int (*fill)(struct sk_buff *msg, void *obj), void *obj)
+{
+	struct nlattr *nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	int ret;
+
+	if (!nest)
+		return -EMSGSIZE;
+	ret = fill(msg, obj);
+	if (ret)
+		nla_nest_cancel(msg, nest);
+	else
+		nla_nest_end(msg, nest);
+	return ret;
+}
 
 /**
  * kiwi_fill_res_qp_entry() - kiwi's attributes of a QP for rdma res show
@@ -171,11 +175,12 @@ static int kiwi_res_qp(struct sk_buff *msg, struct kiwi_qp *qp)
  */
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
-	return KIWI_RES_NEST(msg, kiwi_res_qp(msg, to_kqp(ibqp)));
+	return kiwi_res_nest(msg, kiwi_res_qp, to_kqp(ibqp));
 }
 
-static int kiwi_res_cq(struct sk_buff *msg, struct kiwi_cq *cq)
+static int kiwi_res_cq(struct sk_buff *msg, void *obj)
 {
+	struct kiwi_cq *cq = obj;
 	u32 used = READ_ONCE(cq->put) - READ_ONCE(cq->get);
 
 	if (rdma_nl_put_driver_u32(msg, "cqe_size", cq->num_cqe) ||
@@ -196,11 +201,12 @@ static int kiwi_res_cq(struct sk_buff *msg, struct kiwi_cq *cq)
  */
 int kiwi_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
-	return KIWI_RES_NEST(msg, kiwi_res_cq(msg, to_kcq(ibcq)));
+	return kiwi_res_nest(msg, kiwi_res_cq, to_kcq(ibcq));
 }
 
-static int kiwi_res_mr(struct sk_buff *msg, struct kiwi_mem *mem)
+static int kiwi_res_mr(struct sk_buff *msg, void *obj)
 {
+	struct kiwi_mem *mem = obj;
 	static const char * const types[] = {
 		[KIWI_MEM_USER] = "user",
 		[KIWI_MEM_DMA] = "dma",
@@ -228,5 +234,5 @@ static int kiwi_res_mr(struct sk_buff *msg, struct kiwi_mem *mem)
  */
 int kiwi_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
-	return KIWI_RES_NEST(msg, kiwi_res_mr(msg, &to_kmr(ibmr)->mem));
+	return kiwi_res_nest(msg, kiwi_res_mr, &to_kmr(ibmr)->mem);
 }
