@@ -7,7 +7,7 @@
 #   make check           host unit tests (no VM); scripts/test.sh runs all,
 #                        with the fuzzers and the VM tests
 #   make bench           kiwi against siw, rxe and TCP in the VM (build/bench)
-#   make bench-profile   perf profiles of 8-byte round trips (build/bench-profile)
+#   make bench-profile   perf profiles of 8-byte round trips or streams (build/bench-profile)
 #
 # KDIR defaults to the running kernel's build tree when present, else the
 # newest installed Debian 12 linux-headers-*-amd64.
@@ -72,12 +72,17 @@ bench: module provider
 	$(MAKE) -C tools/bench
 	tools/bench/bench.sh
 
-# Where a small message's round trip spends its time (tools/bench/profile.sh):
-# perf in the VM, kiwi against siw; results in build/bench-profile.
+# Where a small message's round trip (or a stream) spends its time
+# (tools/bench/profile.sh): perf in the VM, kiwi against siw; results in
+# build/bench-profile. The VM sees no environment: the PROF_* knobs and
+# BENCH_KIWI_PARAMS are handed in (empty ones mean the defaults).
+PROF_VARS := PROF_TRANSPORTS PROF_TESTS PROF_ITERS PROF_SIZE PROF_EVENT \
+	PROF_TRACE PROF_TRACE_ITERS BENCH_KIWI_PARAMS
 bench-profile: module provider
 	scripts/build-siw.sh
 	scripts/stage.sh
-	scripts/vm-run.sh --timeout 3600 -- tools/bench/profile.sh build/bench-profile
+	scripts/vm-run.sh --timeout 3600 -- env $(foreach v,$(PROF_VARS),$(v)="$($(v))") \
+		tools/bench/profile.sh build/bench-profile
 
 print-kver:
 	@echo $(KVER)
