@@ -33,6 +33,8 @@ PKGS=(
 	tshark
 	# the benchmark (make bench): the TCP reference and the plot
 	iperf3 python3-matplotlib
+	# Documentation/infiniband/kiwi.rst builds with Sphinx (tools/testing/host/docs_sphinx.sh)
+	python3-sphinx
 	# storage over kiwi (storage_*.sh, make bench): NVMe-oF, NFS/RDMA, iSER
 	nvme-cli nfs-kernel-server nfs-common targetcli-fb open-iscsi fio
 	# the VM itself (virtme-ng's own dependencies are pulled in below)
