@@ -20,7 +20,7 @@ static char kiwi_fail_alloc_param[64];
 module_param_string(fail_alloc, kiwi_fail_alloc_param,
 		    sizeof(kiwi_fail_alloc_param), 0400);
 MODULE_PARM_DESC(fail_alloc,
-		 "Fail kiwi's allocations from load on: interval,probability,space,times (debug kernels only)");
+		 "Fail kiwi's allocations from load on: interval,probability,space,times (default: empty, nothing fails; debug kernels only)");
 
 /* Sites called at least once, newest first; a site is never removed. */
 static struct kiwi_fault_site *kiwi_fault_sites;
