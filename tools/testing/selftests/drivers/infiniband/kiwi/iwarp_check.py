@@ -622,10 +622,10 @@ def check_run(run, conns, streams, rep):
                     full += 1
     if any(e[3] > 1500 for e in run.expect) and not full and run.kiwi != "none":
         errs.append("no message from kiwi took several FPDUs")
-    what = "the EMSS (MSS option less TCP options)" if run.segs == 1 else \
-        "%d times the EMSS" % run.segs
-    point(not errs, "every FPDU fits %s; %d non-last segments from kiwi fill it" %
-          (what, full), errs or info)
+    what = "every FPDU fits the EMSS (MSS option less TCP options)" if run.segs == 1 \
+        else "every FPDU fits %d times the EMSS" % run.segs
+    point(not errs, "%s; %d non-last segments from kiwi fill it" % (what, full),
+          errs or info)
 
     # Padding.
     errs, notes, padded = [], [], 0
