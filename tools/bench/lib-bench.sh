@@ -3,7 +3,8 @@
 # The benchmark's transports, shared by tools/bench/run.sh and
 # tools/bench/profile.sh (inside the VM, after lib.sh): set one up and
 # down, run a command in a namespace, tell when a server listens, run a
-# server and client pair, and read perftest's result.
+# server and client pair, size ib_send_bw's receive queue, and read
+# perftest's result.
 # Needs $root; BENCH_KIWI_PARAMS are kiwi's module parameters (transport
 # kiwi_crc adds crc_required=1, kiwi_fpdu fpdu_segs=64).
 
@@ -128,6 +129,24 @@ bench_vm_prep() {
 	kiwi_two_hosts || { echo "bench: cannot set up the two hosts" >&2; return 1; }
 	ip -n kiwiA link set lo up
 	ip -n kiwiB link set lo up
+}
+
+# rx_depth N: perftest's receive queue depth for ib_send_bw (-r). Over
+# iWARP ib_send_bw paces the sender with credits that the receiver
+# returns by RDMA Write every rx_depth/3 messages, and such a Write
+# completes nothing at the sender. In event mode a sender that runs out
+# of credit with no signaled Send outstanding sleeps on its CQ for good
+# (the default depth, 512, hangs every run of more than 512 messages).
+# With a depth above the count (N odd: perftest takes min(depth, N) and
+# N + 1 is out of its reach) the credit cannot run out. perftest allows
+# at most 16384: the 4 KiB cells (65,537 messages) keep a window of
+# 16,384 messages, 64 MiB, many times what the sockets between the two
+# ends hold, so the sender runs out only if the receiver stops
+# consuming for as long as 64 MiB take.
+rx_depth() {
+	local d=$(($1 + 1))
+	[ $d -gt 16384 ] && d=16384
+	echo "$d"
 }
 
 # perftest output: the line after the "#bytes" header; BW average is its

@@ -50,8 +50,8 @@ lat_run() {
 	port=$((port + 1))
 	args=(-R -F -p "$port" -n "$iters" -s "$size")
 	[ "${PROF_EVENT:-0}" = 1 ] && args+=(-e)
-	# perftest's Send credits over iWARP: as in bench.sh's send_bw cells
-	[ "$test" = send_bw ] && args+=(-r "$(( iters < 16384 ? iters + 1 : 16384 ))")
+	# perftest's Send credits over iWARP (lib-bench.sh)
+	[ "$test" = send_bw ] && args+=(-r "$(rx_depth "$iters")")
 	srv=("ib_$test" -d "$sdev" "${args[@]}")
 	cli=("ib_$test" -d "$cdev" "${args[@]}" "$saddr")
 	wrap=("$@")

@@ -127,24 +127,6 @@ iters() {
 	echo "$n"
 }
 
-# rx_depth N: perftest's receive queue depth for ib_send_bw (-r). Over
-# iWARP ib_send_bw paces the sender with credits that the receiver
-# returns by RDMA Write every rx_depth/3 messages, and such a Write
-# completes nothing at the sender. In event mode a sender that runs out
-# of credit with no signaled Send outstanding sleeps on its CQ for good
-# (the default depth, 512, hangs every run of more than 512 messages).
-# With a depth above the count (N odd: perftest takes min(depth, N) and
-# N + 1 is out of its reach) the credit cannot run out. perftest allows
-# at most 16384: the 4 KiB cells (65,537 messages) keep a window of
-# 16,384 messages, 64 MiB, many times what the sockets between the two
-# ends hold, so the sender runs out only if the receiver stops
-# consuming for as long as 64 MiB take.
-rx_depth() {
-	local d=$(($1 + 1))
-	[ $d -gt 16384 ] && d=16384
-	echo "$d"
-}
-
 parse_iperf3() {
 	python3 -c 'import json, sys
 print("%.2f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8 / 2**20))' "$1" 2>/dev/null
