@@ -75,19 +75,23 @@ static const char *kiwi_res_rtr(u8 rtr)
 	return "?";
 }
 
-/* "addr:port" of @sock's local (@peer false) or remote end into @buf. */
-static int kiwi_res_sock_addr(struct socket *sock, bool peer, char *buf,
-			      size_t len)
+/*
+ * Put "addr:port" of @sock's local (@peer false) or remote end as @name;
+ * nothing when the socket cannot say. Return: 0, or -EMSGSIZE.
+ */
+static int kiwi_res_put_addr(struct sk_buff *msg, const char *name,
+			     struct socket *sock, bool peer)
 {
 	struct sockaddr_storage ss;
+	char addr[64];
 	int ret;
 
 	ret = peer ? kernel_getpeername(sock, (struct sockaddr *)&ss) :
 		     kernel_getsockname(sock, (struct sockaddr *)&ss);
 	if (ret < 0)
-		return ret;
-	snprintf(buf, len, "%pISpc", &ss);
-	return 0;
+		return 0;
+	snprintf(addr, sizeof(addr), "%pISpc", &ss);
+	return rdma_nl_put_driver_string(msg, name, addr);
 }
 
 /*
@@ -96,31 +100,19 @@ static int kiwi_res_sock_addr(struct socket *sock, bool peer, char *buf,
  */
 static int kiwi_res_qp_conn(struct sk_buff *msg, struct kiwi_qp *qp)
 {
-	char addr[64];
 	int ret = 0;
 
 	mutex_lock(&qp->state_lock);
 	if (!qp->sock)
 		goto out;
-	if (qp->cep &&
-	    rdma_nl_put_driver_string(msg, "cep_state",
-				      kiwi_res_cep_state(READ_ONCE(qp->cep->state)))) {
-		ret = -EMSGSIZE;
-		goto out;
-	}
-	if (rdma_nl_put_driver_u32(msg, "crc", qp->crc) ||
+	if ((qp->cep &&
+	     rdma_nl_put_driver_string(msg, "cep_state",
+				       kiwi_res_cep_state(READ_ONCE(qp->cep->state)))) ||
+	    rdma_nl_put_driver_u32(msg, "crc", qp->crc) ||
 	    rdma_nl_put_driver_u32(msg, "initiator", qp->initiator) ||
-	    rdma_nl_put_driver_string(msg, "rtr", kiwi_res_rtr(qp->rtr))) {
-		ret = -EMSGSIZE;
-		goto out;
-	}
-	if (!kiwi_res_sock_addr(qp->sock, false, addr, sizeof(addr)) &&
-	    rdma_nl_put_driver_string(msg, "local", addr)) {
-		ret = -EMSGSIZE;
-		goto out;
-	}
-	if (!kiwi_res_sock_addr(qp->sock, true, addr, sizeof(addr)) &&
-	    rdma_nl_put_driver_string(msg, "peer", addr))
+	    rdma_nl_put_driver_string(msg, "rtr", kiwi_res_rtr(qp->rtr)) ||
+	    kiwi_res_put_addr(msg, "local", qp->sock, false) ||
+	    kiwi_res_put_addr(msg, "peer", qp->sock, true))
 		ret = -EMSGSIZE;
 out:
 	mutex_unlock(&qp->state_lock);
