@@ -34,6 +34,8 @@ enum kiwi_stat {
 	KIWI_STAT_ZCOPY_COPIED,	/* zero-copy sends TCP ended up copying */
 	KIWI_STAT_ZCOPY_NOBUFS,	/* batches copied: no notification room */
 	KIWI_STAT_RX_HELD_BYTES, /* payload held until its MPA CRC matched */
+	KIWI_STAT_RESP_SOFTIRQ,	/* Read/atomic responses sent from receive */
+	KIWI_STAT_RESP_WORKER,	/* Read/atomic responses sent by the worker */
 	KIWI_NUM_STATS
 };
 

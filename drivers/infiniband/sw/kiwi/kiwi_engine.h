@@ -50,6 +50,9 @@ struct kiwi_sq_slot {
 /* Bytes a direct send may leave for the work item (one entry on the wire). */
 #define KIWI_TX_CARRY_MAX	(2 * KIWI_TX_DIRECT_MAX)
 
+/* struct kiwi_tx's @owner bit */
+#define KIWI_TX_OWNED		0
+
 /*
  * Zero-copy transmit (kiwi_zcopy_min): bytes of FPDU headers and trailers
  * one batch may write into the header page, and the vectors of one batch.
@@ -104,8 +107,15 @@ struct kiwi_irq_entry {
  * @work: runs the transmit loop on kiwi_tx_wq
  * @run_lock: one transmit loop at a time, the work item's or a direct one
  *	in a user poster's context (kiwi_tx_kick_direct)
- * @direct: the loop holding @run_lock runs in a poster's context: it must
- *	not sleep in TCP and leaves large messages to the work item
+ * @owner: bit KIWI_TX_OWNED belongs to the loop that owns everything
+ *	below: one under @run_lock, or the receive softirq answering small
+ *	Reads and atomics (kiwi_tx_answer()), which only ever tries for it
+ * @direct: the loop runs in a poster's context or in the receive softirq:
+ *	it must not sleep in TCP and leaves large messages to the work item
+ * @locked: the loop runs in the receive softirq, the socket lock held:
+ *	it hands TCP its bytes with tcp_sendmsg_locked()
+ * @answer_err: the receive softirq's answer failed the connection; the
+ *	work item reports it
  * @carry: wire bytes a direct loop framed but TCP did not take; the work
  *	item sends them before anything else
  * @carry_len: their number
@@ -120,6 +130,8 @@ struct kiwi_irq_entry {
  * @slots: completion shadows, one per send queue entry
  * @orq: RDMA Reads in flight, a ring of @qp->ord entries; the receive
  *	engine reaches it through kiwi_orq_oldest() and kiwi_orq_retire()
+ * @orq_wait: the loop stopped at an entry that waits for a Read or
+ *	atomic response (ORD full, or a Read fence)
  * @orq_head: oldest entry of @orq (protected by qp->sq_lock, as is @orq_tail)
  * @orq_tail: next free entry of @orq
  * @irq: inbound RDMA Read Requests to answer, a ring of KIWI_MAX_IRD;
@@ -155,7 +167,10 @@ struct kiwi_tx {
 	struct kiwi_qp *qp;
 	struct work_struct work;
 	struct mutex run_lock;		/* see @run_lock above */
+	unsigned long owner;
 	bool direct;
+	bool locked;
+	int answer_err;
 	u8 carry[KIWI_TX_CARRY_MAX];
 	unsigned int carry_len;
 	u32 msn[KIWI_NUM_QN];
@@ -167,6 +182,7 @@ struct kiwi_tx {
 	bool cur_active;
 	struct kiwi_sq_slot *slots;
 	struct kiwi_orq_entry orq[KIWI_MAX_ORD];
+	bool orq_wait;
 	u32 orq_head;
 	u32 orq_tail;
 	struct kiwi_irq_entry irq[KIWI_MAX_IRD];
@@ -202,6 +218,7 @@ void kiwi_engines_start(struct kiwi_qp *qp);
 void kiwi_engines_stop(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_direct(struct kiwi_qp *qp);
+void kiwi_tx_answer(struct kiwi_qp *qp);
 void kiwi_tx_response_in(struct kiwi_qp *qp);
 void kiwi_tx_zc_report(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);

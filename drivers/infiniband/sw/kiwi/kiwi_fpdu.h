@@ -86,6 +86,8 @@ enum kiwi_rx_state {
  *	queue 0: the byte count of a Write with Immediate's completion
  * @imm_pending: RFC 7306 Immediate Data for the next Send came in
  * @imm_data: its 32 bits (kiwi_imm)
+ * @answer_due: Read Requests or atomics came in whose responses wait to
+ *	be sent once the stream read so far is placed (kiwi_tx_answer())
  *
  * kiwi_fpdu.c keeps @state to @mo but for @hold; the rest belongs to the
  * functions the user supplies.
@@ -117,6 +119,7 @@ struct kiwi_rx {
 	u32 write_bytes;
 	bool imm_pending;
 	u32 imm_data;
+	bool answer_due;
 };
 
 /**

@@ -380,7 +380,7 @@ static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 	/* Beyond the IRD we granted: RDMAC verbs Fig. 24, 0x1203. */
 	if (kiwi_irq_add(qp, &rr, NULL))
 		return KIWI_TC_DDP_U_INV_MSN;
-	kiwi_tx_kick(qp);
+	qp->rx->answer_due = true;	/* once the stream is read */
 	return 0;
 }
 
@@ -457,7 +457,7 @@ static u32 kiwi_rx_atomic_req(struct kiwi_qp *qp)
 		return tc;
 	if (kiwi_irq_add(qp, NULL, &resp))
 		return KIWI_TC_DDP_U_INV_MSN;	/* not reached: room seen */
-	kiwi_tx_kick(qp);
+	qp->rx->answer_due = true;
 	return 0;
 }
 
@@ -659,6 +659,11 @@ void kiwi_rx_data_ready(struct sock *sk)
 	if (qp && qp->rx) {
 		desc.arg.data = qp;
 		tcp_read_sock(sk, &desc, kiwi_rx_actor);
+		/* All the Reads that came in, answered at once. */
+		if (qp->rx->answer_due) {
+			qp->rx->answer_due = false;
+			kiwi_tx_answer(qp);
+		}
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }
@@ -672,6 +677,10 @@ void kiwi_rx_drain(struct kiwi_qp *qp)
 	lock_sock(sk);
 	if (qp->rx->state != KIWI_RX_DEAD)
 		tcp_read_sock(sk, &desc, kiwi_rx_actor);
+	if (qp->rx->answer_due) {
+		qp->rx->answer_due = false;
+		kiwi_tx_kick(qp);
+	}
 	release_sock(sk);
 }
 

@@ -70,6 +70,8 @@ static const struct rdma_stat_desc kiwi_stat_descs[] = {
 	[KIWI_STAT_ZCOPY_COPIED] = { .name = "tx_zcopy_copied" },
 	[KIWI_STAT_ZCOPY_NOBUFS] = { .name = "tx_zcopy_nobufs" },
 	[KIWI_STAT_RX_HELD_BYTES] = { .name = "rx_crc_held_bytes" },
+	[KIWI_STAT_RESP_SOFTIRQ] = { .name = "tx_resp_softirq" },
+	[KIWI_STAT_RESP_WORKER] = { .name = "tx_resp_worker" },
 };
 
 static_assert(ARRAY_SIZE(kiwi_stat_descs) == KIWI_NUM_STATS);

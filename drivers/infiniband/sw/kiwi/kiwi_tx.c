@@ -404,6 +404,8 @@ static int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, tx->iov, nvec, total);
 		if (tx->carry_len)	/* behind bytes TCP has yet to take */
 			ret = kiwi_tx_carry(tx, nvec, total, 0);
+		else if (tx->locked)
+			ret = tcp_sendmsg_locked(qp->sock->sk, &msg, total);
 		else if (tx->direct)
 			ret = sock_sendmsg(qp->sock, &msg);
 		else
@@ -1130,12 +1132,14 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 	case KIWI_WR_ATOMIC_CMP_SWP:
 	case KIWI_WR_ATOMIC_FETCH_ADD:
 		/*
-		 * ORD is full (it may have been lowered in RTS): wait. The
-		 * barrier pairs with kiwi_tx_response_in()'s.
+		 * ORD is full (it may have been lowered in RTS): wait, for
+		 * a kick once a response retires an entry.
 		 */
-		smp_mb();
+		WRITE_ONCE(tx->orq_wait, true);
+		smp_mb();	/* pairs with kiwi_tx_response_in()'s */
 		if (tx->orq_tail - READ_ONCE(tx->orq_head) >= READ_ONCE(qp->ord))
 			return -EAGAIN;
+		WRITE_ONCE(tx->orq_wait, false);
 		/* Completes when the response is in (kiwi_rx.c). */
 		ret = kiwi_wr_is_read(c->opcode) ? kiwi_tx_read_req(qp) :
 						   kiwi_tx_atomic_req(qp);
@@ -1234,6 +1238,8 @@ static int kiwi_tx_atomic_resp(struct kiwi_qp *qp, struct kiwi_irq_entry *e)
 	};
 	int ret;
 
+	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, e->sent))
+		return -EAGAIN;
 	kiwi_atomic_resp_build(rdmap, &e->aresp);
 	ret = kiwi_tx_message(qp, &m, &e->sent);
 	if (!ret)
@@ -1258,6 +1264,8 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct kiwi_irq_entry *e)
 	};
 	int ret;
 
+	if (qp->tx->direct && !kiwi_tx_direct_ok(qp, &m, e->sent))
+		return -EAGAIN;
 	if (e->req.size) {
 		mem = kiwi_mem_get(qp->kdev, e->req.src_stag);
 		if (!mem)
@@ -1376,8 +1384,13 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 
 	if (tx->stopped || !qp->sock)
 		return false;
-	if (direct && (tx->term_pending || qp->rtr_pending || tx->carry_len))
+	if (direct && (tx->term_pending || qp->rtr_pending || tx->carry_len ||
+		       tx->answer_err))
 		return true;
+	if (tx->answer_err) {
+		ret = tx->answer_err;
+		goto fail;
+	}
 	if (tx->carry_len) {
 		ret = kiwi_tx_flush_carry(qp);
 		if (ret)
@@ -1430,6 +1443,7 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 			WRITE_ONCE(tx->resp_active, false);
 			if (ret)
 				goto fail;
+			atomic64_inc(&qp->kdev->stats[KIWI_STAT_RESP_WORKER]);
 			continue;
 		}
 
@@ -1459,9 +1473,11 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 			return false;
 		}
 		if (tx->cur.flags & KIWI_WQE_READ_FENCE) {
+			WRITE_ONCE(tx->orq_wait, true);
 			smp_mb();	/* as before the ORD check */
 			if (READ_ONCE(tx->orq_head) != tx->orq_tail)
 				break;	/* fenced behind outstanding Reads */
+			WRITE_ONCE(tx->orq_wait, false);
 		}
 		ret = kiwi_tx_sqe(qp);
 		if (ret == -EAGAIN) {
@@ -1482,12 +1498,32 @@ fail:
 	return false;
 }
 
+/*
+ * A loop in process context owns the transmit state once it holds
+ * tx->run_lock and the owner bit. The receive softirq holds the bit only
+ * while it frames and hands TCP a few small responses, and never waits for
+ * it: spinning here is short, and never on the holder's own CPU.
+ */
+static void kiwi_tx_own(struct kiwi_tx *tx)
+{
+	lockdep_assert_held(&tx->run_lock);
+	while (test_and_set_bit_lock(KIWI_TX_OWNED, &tx->owner))
+		cpu_relax();
+}
+
+static void kiwi_tx_disown(struct kiwi_tx *tx)
+{
+	clear_bit_unlock(KIWI_TX_OWNED, &tx->owner);
+}
+
 static void kiwi_tx_work(struct work_struct *work)
 {
 	struct kiwi_tx *tx = container_of(work, struct kiwi_tx, work);
 
 	mutex_lock(&tx->run_lock);
+	kiwi_tx_own(tx);
 	kiwi_tx_run(tx->qp);
+	kiwi_tx_disown(tx);
 	mutex_unlock(&tx->run_lock);
 }
 
@@ -1501,10 +1537,12 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
  * kiwi_tx_response_in() - kick the loop a Read or atomic response may free
  * @qp: the QP whose oldest ORQ entry was just retired
  *
- * The loop waits on outstanding Reads only with an entry in hand (ORD
- * full, or a Read fence), and a graceful close waits for the ORQ to
- * empty; otherwise nothing waits, and a kick would only wake a worker to
- * find no work, on the path of every Read's round trip.
+ * The loop waits on outstanding Reads only when it stopped at an entry
+ * for them (ORD full, or a Read fence: tx->orq_wait), and a graceful
+ * close waits for the ORQ to empty; otherwise nothing waits, and a kick
+ * would only wake a worker to find no work, on the path of every Read's
+ * round trip. A loop merely running meanwhile (the response often comes
+ * in while the poster's own system call is still in TCP) needs none.
  *
  * Context: softirq (the receive path), after kiwi_orq_retire().
  */
@@ -1513,11 +1551,11 @@ void kiwi_tx_response_in(struct kiwi_qp *qp)
 	struct kiwi_tx *tx = qp->tx;
 
 	/*
-	 * Our retire, then its cur_active; the loop's cur_active, then the
-	 * ORQ: each side sees the other's store.
+	 * Our retire, then orq_wait; the loop's orq_wait, then the ORQ:
+	 * each side sees the other's store.
 	 */
 	smp_mb();
-	if (READ_ONCE(tx->cur_active) ||
+	if (READ_ONCE(tx->orq_wait) ||
 	    (qp->cep && test_bit(KIWI_CEP_CLOSE_GRACEFUL, &qp->cep->close_req)))
 		kiwi_tx_kick(qp);
 }
@@ -1544,13 +1582,103 @@ void kiwi_tx_kick_direct(struct kiwi_qp *qp)
 		kiwi_tx_kick(qp);	/* the running loop may have looked */
 		return;
 	}
+	kiwi_tx_own(tx);
 	tx->direct = true;
 	more = kiwi_tx_run(qp);
 	tx->direct = false;
+	kiwi_tx_disown(tx);
 	/* Under run_lock, so that kiwi_engines_stop() can wait this out. */
 	if (more)
 		kiwi_tx_kick(qp);
 	mutex_unlock(&tx->run_lock);
+}
+
+/*
+ * Send the responses queued on the IRQ, oldest first, as long as each is
+ * small and TCP takes it without waiting. Return: true when some are left
+ * for the work item (or its carry, or an error).
+ */
+static bool kiwi_tx_answer_queued(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+
+	for (;;) {
+		struct kiwi_irq_entry resp;
+		unsigned long flags;
+		bool have;
+		int ret;
+
+		spin_lock_irqsave(&tx->irq_lock, flags);
+		have = tx->irq_head != tx->irq_tail;
+		if (have)
+			resp = tx->irq[tx->irq_head % KIWI_MAX_IRD];
+		spin_unlock_irqrestore(&tx->irq_lock, flags);
+		if (!have)
+			return tx->carry_len;
+		tx->resp_active = true;
+		ret = resp.atomic ? kiwi_tx_atomic_resp(qp, &resp) :
+				    kiwi_tx_read_resp(qp, &resp);
+		WRITE_ONCE(tx->resp_active, false);
+		if (ret == -EAGAIN)
+			return true;
+		if (ret) {
+			/* Not from softirq: kiwi_tx_fail() calls the CM. */
+			tx->answer_err = ret;
+			return true;
+		}
+		atomic64_inc(&qp->kdev->stats[KIWI_STAT_RESP_SOFTIRQ]);
+	}
+}
+
+/**
+ * kiwi_tx_answer() - answer the peer's Reads and atomics from the receive
+ *	path, without a wake-up
+ * @qp: the QP whose receive engine queued them (kiwi_irq_add())
+ *
+ * A worker's wake-up would take longer than the whole round trip of a
+ * small Read; hardware answers without the host, so this sends small
+ * responses right where their requests came in, when no transmit loop
+ * runs. TCP's receive path holds the socket, so the bytes go to
+ * tcp_sendmsg_locked(), told not to wait; what it does not take is
+ * carried. TCP sends ACKs and queued data from this context too. The
+ * socket's allocations turn atomic meanwhile: in softirq, sk_page_frag()
+ * must not hand TCP the interrupted task's page fragment. Everything
+ * else, and a response that finds a loop running, goes to the work item.
+ *
+ * Context: the socket's data-ready callback: in softirq, with the
+ * socket's bh lock held and no owner; or in process context from
+ * release_sock(), where this only kicks the work item.
+ */
+void kiwi_tx_answer(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct sock *sk = qp->sock->sk;
+	bool more = true;
+	gfp_t gfp;
+
+	if (!in_serving_softirq() || sock_owned_by_user(sk) ||
+	    test_and_set_bit_lock(KIWI_TX_OWNED, &tx->owner)) {
+		kiwi_tx_kick(qp);
+		return;
+	}
+	if (!tx->stopped && !tx->term_pending && !qp->rtr_pending &&
+	    !tx->carry_len && !tx->answer_err &&
+	    (READ_ONCE(qp->state) == IB_QPS_RTS ||
+	     READ_ONCE(qp->state) == IB_QPS_SQD)) {
+		gfp = sk->sk_allocation;
+		sk->sk_allocation = GFP_ATOMIC | __GFP_NOWARN;
+		tx->direct = true;
+		tx->locked = true;
+		more = kiwi_tx_answer_queued(qp);
+		tx->locked = false;
+		tx->direct = false;
+		sk->sk_allocation = gfp;
+	}
+	kiwi_tx_disown(tx);
+	/* The work item also tells a graceful close that the IRQ is empty. */
+	if (more || (qp->cep &&
+		     test_bit(KIWI_CEP_CLOSE_GRACEFUL, &qp->cep->close_req)))
+		kiwi_tx_kick(qp);
 }
 
 /*
@@ -1656,6 +1784,7 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 	memset(tx->msn, 0, sizeof(tx->msn));
 	tx->next = qp->sq.head;
 	tx->orq_head = 0;
+	tx->orq_wait = false;
 	tx->orq_tail = 0;
 	tx->irq_head = 0;
 	tx->irq_tail = 0;
@@ -1663,6 +1792,7 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 	atomic_set(&tx->term_claimed, 0);
 	tx->resp_active = false;
 	tx->carry_len = 0;
+	tx->answer_err = 0;
 	tx->zc_waiting = 0;
 	tx->zc_sending = false;
 	tx->sq_failed = false;
@@ -1696,8 +1826,13 @@ void kiwi_engines_stop(struct kiwi_qp *qp)
 		flush_work(&tx->work);
 	tx->stopped = true;
 	kernel_sock_shutdown(qp->sock, SHUT_RDWR);
-	/* Wait out a direct loop; one that starts later sees @stopped. */
+	/*
+	 * Wait out a direct loop and an answer in the receive softirq; one
+	 * that starts later sees @stopped.
+	 */
 	mutex_lock(&tx->run_lock);
+	kiwi_tx_own(tx);
+	kiwi_tx_disown(tx);
 	mutex_unlock(&tx->run_lock);
 	cancel_work_sync(&tx->work);
 	kiwi_tx_put_cur(tx);
