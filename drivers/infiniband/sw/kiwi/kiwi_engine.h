@@ -108,12 +108,14 @@ struct kiwi_irq_entry {
  * @run_lock: one transmit loop at a time, the work item's or a direct one
  *	in a user poster's context (kiwi_tx_kick_direct)
  * @owner: bit KIWI_TX_OWNED belongs to the loop that owns everything
- *	below: one under @run_lock, or the receive softirq answering small
- *	Reads and atomics (kiwi_tx_answer()), which only ever tries for it
+ *	below: one under @run_lock, or one that never waits and only ever
+ *	tries for it: the receive softirq answering small Reads and atomics
+ *	(kiwi_tx_answer()), a kernel consumer's post (kiwi_tx_kick_kernel())
  * @direct: the loop runs in a poster's context or in the receive softirq:
  *	it must not sleep in TCP and leaves large messages to the work item
- * @locked: the loop runs in the receive softirq, the socket lock held:
- *	it hands TCP its bytes with tcp_sendmsg_locked()
+ * @locked: the loop runs with the socket's spinlock held (the receive
+ *	softirq, or a kernel consumer's post): it hands TCP its bytes with
+ *	tcp_sendmsg_locked()
  * @answer_err: the receive softirq's answer failed the connection; the
  *	work item reports it
  * @carry: wire bytes a direct loop framed but TCP did not take; the work
@@ -219,6 +221,7 @@ void kiwi_engines_stop(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_direct(struct kiwi_qp *qp);
 void kiwi_tx_answer(struct kiwi_qp *qp);
+void kiwi_tx_kick_kernel(struct kiwi_qp *qp);
 void kiwi_tx_response_in(struct kiwi_qp *qp);
 void kiwi_tx_zc_report(struct sock *sk);
 void kiwi_sq_complete(struct kiwi_qp *qp);

@@ -1030,7 +1030,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	else if (state == IB_QPS_RTS && ibqp->uobject)
 		kiwi_tx_kick_direct(qp);	/* the POST_SEND system call */
 	else if (state == IB_QPS_RTS)
-		kiwi_tx_kick(qp);	/* kernel callers may be atomic */
+		kiwi_tx_kick_kernel(qp);	/* may be atomic */
 	return ret;
 }
 

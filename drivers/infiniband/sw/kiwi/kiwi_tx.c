@@ -9,10 +9,13 @@
  * connection's MULPDU and handed to TCP in batches. The payload is gathered
  * straight from registered memory; TCP makes the only copy.
  *
- * The loop runs in the QP's work item on kiwi_tx_wq, or, for small entries
- * of a user QP, directly in the POST_SEND system call that rang the kernel
- * (kiwi_tx_kick_direct): there it never waits for TCP, and leaves anything
- * large or blocked to the work item.
+ * The loop runs in the QP's work item on kiwi_tx_wq, or, for small entries,
+ * directly where they are posted: in the POST_SEND system call that rang
+ * the kernel for a user QP (kiwi_tx_kick_direct), in a kernel consumer's
+ * post with the socket's spinlock taken (kiwi_tx_kick_kernel); small Read
+ * and atomic responses go out from the receive softirq that read their
+ * requests (kiwi_tx_answer). A direct loop never waits for TCP, and leaves
+ * anything large or blocked to the work item.
  *
  * The loop's steps (a message, a send queue entry, a Read Response, the
  * Terminate, the RTR) return 0 once their bytes are with TCP, -EAGAIN when
@@ -21,8 +24,10 @@
  * when the connection fails. An entry that is itself wrong is not a
  * connection failure: it completes in error and the QP fails.
  *
- * Context: process context. tx->run_lock makes the loop single; the work
- * item may sleep in TCP. The send queue's completion shadows and the ORQ
+ * Context: the work item and a user poster's loop run in process context
+ * under tx->run_lock; the other direct loops run atomic, with the socket's
+ * spinlock. The owner bit (tx->owner) makes the loop single; only the
+ * work item sleeps in TCP. The send queue's completion shadows and the ORQ
  * are protected by qp->sq_lock because the receive engine completes RDMA
  * Reads in softirq. The loop takes neither qp->state_lock nor the socket
  * lock. Lock order: the table in Documentation/infiniband/kiwi.rst.
@@ -1630,20 +1635,54 @@ static bool kiwi_tx_answer_queued(struct kiwi_qp *qp)
 	}
 }
 
+/*
+ * Run @fn, a loop that never waits, with the socket taken as TCP's receive
+ * path takes it (its spinlock held, bottom halves off, no owner) and the
+ * transmit state owned: the bytes go to tcp_sendmsg_locked(), and the
+ * socket's allocations turn atomic meanwhile (sk_page_frag() must not hand
+ * TCP the page fragment of whatever task this interrupted).
+ * Return: @fn's: true when work is left for the work item.
+ */
+static bool kiwi_tx_run_atomic(struct kiwi_qp *qp,
+			       bool (*fn)(struct kiwi_qp *qp))
+{
+	struct kiwi_tx *tx = qp->tx;
+	struct sock *sk = qp->sock->sk;
+	gfp_t gfp = sk->sk_allocation;
+	bool more;
+
+	sk->sk_allocation = GFP_ATOMIC | __GFP_NOWARN;
+	tx->direct = true;
+	tx->locked = true;
+	more = fn(qp);
+	tx->locked = false;
+	tx->direct = false;
+	sk->sk_allocation = gfp;
+	return more;
+}
+
+/* Can the transmit state go to a loop that never waits? (owner bit held) */
+static bool kiwi_tx_atomic_ok(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+
+	return !tx->stopped && qp->sock && !tx->term_pending &&
+	       !qp->rtr_pending && !tx->carry_len && !tx->answer_err &&
+	       (READ_ONCE(qp->state) == IB_QPS_RTS ||
+		READ_ONCE(qp->state) == IB_QPS_SQD);
+}
+
 /**
  * kiwi_tx_answer() - answer the peer's Reads and atomics from the receive
  *	path, without a wake-up
  * @qp: the QP whose receive engine queued them (kiwi_irq_add())
  *
- * A worker's wake-up would take longer than the whole round trip of a
- * small Read; hardware answers without the host, so this sends small
- * responses right where their requests came in, when no transmit loop
- * runs. TCP's receive path holds the socket, so the bytes go to
- * tcp_sendmsg_locked(), told not to wait; what it does not take is
- * carried. TCP sends ACKs and queued data from this context too. The
- * socket's allocations turn atomic meanwhile: in softirq, sk_page_frag()
- * must not hand TCP the interrupted task's page fragment. Everything
- * else, and a response that finds a loop running, goes to the work item.
+ * A worker's wake-up took longer than the whole round trip of a small
+ * Read; hardware answers without the host, so this sends small responses
+ * right where their requests came in, when no transmit loop runs. TCP's
+ * receive path holds the socket (kiwi_tx_run_atomic()); TCP sends ACKs
+ * and queued data from this context too. Everything else, and a response
+ * that finds a loop running, goes to the work item.
  *
  * Context: the socket's data-ready callback: in softirq, with the
  * socket's bh lock held and no owner; or in process context from
@@ -1652,32 +1691,68 @@ static bool kiwi_tx_answer_queued(struct kiwi_qp *qp)
 void kiwi_tx_answer(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
-	struct sock *sk = qp->sock->sk;
 	bool more = true;
-	gfp_t gfp;
 
-	if (!in_serving_softirq() || sock_owned_by_user(sk) ||
+	if (!in_serving_softirq() || sock_owned_by_user(qp->sock->sk) ||
 	    test_and_set_bit_lock(KIWI_TX_OWNED, &tx->owner)) {
 		kiwi_tx_kick(qp);
 		return;
 	}
-	if (!tx->stopped && !tx->term_pending && !qp->rtr_pending &&
-	    !tx->carry_len && !tx->answer_err &&
-	    (READ_ONCE(qp->state) == IB_QPS_RTS ||
-	     READ_ONCE(qp->state) == IB_QPS_SQD)) {
-		gfp = sk->sk_allocation;
-		sk->sk_allocation = GFP_ATOMIC | __GFP_NOWARN;
-		tx->direct = true;
-		tx->locked = true;
-		more = kiwi_tx_answer_queued(qp);
-		tx->locked = false;
-		tx->direct = false;
-		sk->sk_allocation = gfp;
-	}
+	if (kiwi_tx_atomic_ok(qp))
+		more = kiwi_tx_run_atomic(qp, kiwi_tx_answer_queued);
 	kiwi_tx_disown(tx);
 	/* The work item also tells a graceful close that the IRQ is empty. */
 	if (more || (qp->cep &&
 		     test_bit(KIWI_CEP_CLOSE_GRACEFUL, &qp->cep->close_req)))
+		kiwi_tx_kick(qp);
+}
+
+/**
+ * kiwi_tx_kick_kernel() - transmit a kernel consumer's new entries right
+ *	away
+ * @qp: the QP, in RTS
+ *
+ * Kernel consumers post from atomic context as often as not (a block
+ * driver's queue_rq, a completion handler, under their own spinlocks),
+ * where neither tx->run_lock nor the socket lock may be waited for. So
+ * this only tries: for the owner bit, then for the socket's spinlock,
+ * which with no owner makes the socket ours as in TCP's receive path. With
+ * both it runs the loop as a direct one, small entries only, never
+ * waiting (kiwi_tx_run_atomic()), and saves the work item's wake-up on
+ * every storage command. A try that fails (a loop runs, the socket is
+ * busy, or this CPU holds its spinlock already: a completion handler
+ * posting from kiwi's own receive path) and whatever the loop leaves go
+ * to the work item.
+ *
+ * Context: any; with hard interrupts or interrupts off, the work item.
+ */
+void kiwi_tx_kick_kernel(struct kiwi_qp *qp)
+{
+	struct kiwi_tx *tx = qp->tx;
+	bool more = true;
+	struct sock *sk;
+
+	if (!tx || tx->stopped)
+		return;
+	if (in_hardirq() || irqs_disabled()) {
+		kiwi_tx_kick(qp);
+		return;
+	}
+	local_bh_disable();
+	if (!test_and_set_bit_lock(KIWI_TX_OWNED, &tx->owner)) {
+		/* @stopped is set before the socket may go (engines_stop) */
+		if (kiwi_tx_atomic_ok(qp)) {
+			sk = qp->sock->sk;
+			if (spin_trylock(&sk->sk_lock.slock)) {
+				if (!sock_owned_by_user(sk))
+					more = kiwi_tx_run_atomic(qp, kiwi_tx_run);
+				spin_unlock(&sk->sk_lock.slock);
+			}
+		}
+		kiwi_tx_disown(tx);
+	}
+	local_bh_enable();
+	if (more)
 		kiwi_tx_kick(qp);
 }
 
