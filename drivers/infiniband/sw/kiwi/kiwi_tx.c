@@ -1707,6 +1707,16 @@ void kiwi_tx_answer(struct kiwi_qp *qp)
 		kiwi_tx_kick(qp);
 }
 
+/*
+ * Has TCP sent every byte it was given (the socket held)? If not, the
+ * connection streams: new bytes would only queue behind the rest, and
+ * the work item, which sends entries back to back, does better.
+ */
+static bool kiwi_tx_sent_all(struct sock *sk)
+{
+	return tcp_sk(sk)->write_seq == tcp_sk(sk)->snd_nxt;
+}
+
 /**
  * kiwi_tx_kick_kernel() - transmit a kernel consumer's new entries right
  *	away
@@ -1717,9 +1727,10 @@ void kiwi_tx_answer(struct kiwi_qp *qp)
  * where neither tx->run_lock nor the socket lock may be waited for. So
  * this only tries: for the owner bit, then for the socket's spinlock,
  * which with no owner makes the socket ours as in TCP's receive path. With
- * both it runs the loop as a direct one, small entries only, never
- * waiting (kiwi_tx_run_atomic()), and saves the work item's wake-up on
- * every storage command. A try that fails (a loop runs, the socket is
+ * both, and with everything TCP had sent (kiwi_tx_sent_all()), it runs
+ * the loop as a direct one, small entries only, never waiting
+ * (kiwi_tx_run_atomic()), and saves the work item's wake-up on every
+ * storage command. A try that fails (a loop runs, the socket is
  * busy, or this CPU holds its spinlock already: a completion handler
  * posting from kiwi's own receive path) and whatever the loop leaves go
  * to the work item.
@@ -1744,7 +1755,7 @@ void kiwi_tx_kick_kernel(struct kiwi_qp *qp)
 		if (kiwi_tx_atomic_ok(qp)) {
 			sk = qp->sock->sk;
 			if (spin_trylock(&sk->sk_lock.slock)) {
-				if (!sock_owned_by_user(sk))
+				if (!sock_owned_by_user(sk) && kiwi_tx_sent_all(sk))
 					more = kiwi_tx_run_atomic(qp, kiwi_tx_run);
 				spin_unlock(&sk->sk_lock.slock);
 			}
