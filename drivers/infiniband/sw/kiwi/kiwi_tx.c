@@ -1505,9 +1505,11 @@ fail:
 
 /*
  * A loop in process context owns the transmit state once it holds
- * tx->run_lock and the owner bit. The receive softirq holds the bit only
- * while it frames and hands TCP a few small responses, and never waits for
- * it: spinning here is short, and never on the holder's own CPU.
+ * tx->run_lock and the owner bit. The loops that never wait (the receive
+ * softirq's answers, a kernel consumer's post) hold the bit only while
+ * they frame a few small messages for TCP, with bottom halves off, and
+ * never wait for it: spinning here is short, and never on the holder's
+ * own CPU.
  */
 static void kiwi_tx_own(struct kiwi_tx *tx)
 {
@@ -1639,8 +1641,8 @@ static bool kiwi_tx_answer_queued(struct kiwi_qp *qp)
  * Run @fn, a loop that never waits, with the socket taken as TCP's receive
  * path takes it (its spinlock held, bottom halves off, no owner) and the
  * transmit state owned: the bytes go to tcp_sendmsg_locked(), and the
- * socket's allocations turn atomic meanwhile (sk_page_frag() must not hand
- * TCP the page fragment of whatever task this interrupted).
+ * socket's allocations turn atomic meanwhile (the socket never copies into
+ * the task's page fragment: kiwi_engines_start()).
  * Return: @fn's: true when work is left for the work item.
  */
 static bool kiwi_tx_run_atomic(struct kiwi_qp *qp,
@@ -1717,6 +1719,24 @@ static bool kiwi_tx_sent_all(struct sock *sk)
 	return tcp_sk(sk)->write_seq == tcp_sk(sk)->snd_nxt;
 }
 
+/*
+ * The owner bit held, bottom halves off: take the socket as TCP's receive
+ * path does, if it is free, and run the loop there. Return: true when work
+ * is left for the work item.
+ */
+static bool kiwi_tx_run_sk(struct kiwi_qp *qp)
+{
+	struct sock *sk = qp->sock->sk;
+	bool more = true;
+
+	if (!spin_trylock(&sk->sk_lock.slock))
+		return true;
+	if (!sock_owned_by_user(sk) && kiwi_tx_sent_all(sk))
+		more = kiwi_tx_run_atomic(qp, kiwi_tx_run);
+	spin_unlock(&sk->sk_lock.slock);
+	return more;
+}
+
 /**
  * kiwi_tx_kick_kernel() - transmit a kernel consumer's new entries right
  *	away
@@ -1741,7 +1761,6 @@ void kiwi_tx_kick_kernel(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
 	bool more = true;
-	struct sock *sk;
 
 	if (!tx || tx->stopped)
 		return;
@@ -1752,14 +1771,8 @@ void kiwi_tx_kick_kernel(struct kiwi_qp *qp)
 	local_bh_disable();
 	if (!test_and_set_bit_lock(KIWI_TX_OWNED, &tx->owner)) {
 		/* @stopped is set before the socket may go (engines_stop) */
-		if (kiwi_tx_atomic_ok(qp)) {
-			sk = qp->sock->sk;
-			if (spin_trylock(&sk->sk_lock.slock)) {
-				if (!sock_owned_by_user(sk) && kiwi_tx_sent_all(sk))
-					more = kiwi_tx_run_atomic(qp, kiwi_tx_run);
-				spin_unlock(&sk->sk_lock.slock);
-			}
-		}
+		if (kiwi_tx_atomic_ok(qp))
+			more = kiwi_tx_run_sk(qp);
 		kiwi_tx_disown(tx);
 	}
 	local_bh_enable();
@@ -1886,6 +1899,12 @@ void kiwi_engines_start(struct kiwi_qp *qp)
 
 	lock_sock(sk);
 	sk->sk_sndtimeo = KIWI_TX_TIMEOUT;
+	/*
+	 * TCP copies into the socket's own page fragment, never the current
+	 * task's: the direct loops send from softirq and from any task's
+	 * atomic context (kiwi_tx_run_atomic()).
+	 */
+	sk->sk_use_task_frag = false;
 	kiwi_rx_reset(qp);
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = kiwi_rx_data_ready;
