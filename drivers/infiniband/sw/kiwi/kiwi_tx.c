@@ -1284,6 +1284,38 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct kiwi_irq_entry *e)
 	return ret;
 }
 
+/*
+ * Is a Read or atomic response due? With @take, copy the oldest into
+ * @resp and mark it active: the response works from a copy, as its slot
+ * is freed, and may be taken again, while its last bytes go out.
+ */
+static bool kiwi_tx_resp_take(struct kiwi_tx *tx, struct kiwi_irq_entry *resp,
+			      bool take)
+{
+	unsigned long flags;
+	bool due;
+
+	spin_lock_irqsave(&tx->irq_lock, flags);
+	due = tx->irq_head != tx->irq_tail;
+	if (due && take) {
+		*resp = tx->irq[tx->irq_head % KIWI_MAX_IRD];
+		tx->resp_active = true;
+	}
+	spin_unlock_irqrestore(&tx->irq_lock, flags);
+	return due;
+}
+
+/* Send the response kiwi_tx_resp_take() copied into @resp. */
+static int kiwi_tx_resp_send(struct kiwi_qp *qp, struct kiwi_irq_entry *resp)
+{
+	int ret;
+
+	ret = resp->atomic ? kiwi_tx_atomic_resp(qp, resp) :
+			     kiwi_tx_read_resp(qp, resp);
+	WRITE_ONCE(qp->tx->resp_active, false);
+	return ret;
+}
+
 static int kiwi_tx_terminate(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
@@ -1419,8 +1451,6 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 
 	for (;;) {
 		struct kiwi_irq_entry resp;
-		unsigned long flags;
-		bool have = false;
 		u8 status;
 
 		/* A Terminate goes next, at a message boundary (R-TRM-6). */
@@ -1428,24 +1458,10 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 		    (READ_ONCE(qp->state) != IB_QPS_RTS &&
 		     READ_ONCE(qp->state) != IB_QPS_SQD))
 			break;
-		/*
-		 * The response works from a copy: its slot is freed, and may
-		 * be taken again, while its last bytes go out.
-		 */
-		spin_lock_irqsave(&tx->irq_lock, flags);
-		if (tx->irq_head != tx->irq_tail && !direct) {
-			resp = tx->irq[tx->irq_head % KIWI_MAX_IRD];
-			tx->resp_active = true;
-			have = true;
-		} else if (tx->irq_head != tx->irq_tail) {
-			spin_unlock_irqrestore(&tx->irq_lock, flags);
-			return true;	/* the work item answers Reads */
-		}
-		spin_unlock_irqrestore(&tx->irq_lock, flags);
-		if (have) {
-			ret = resp.atomic ? kiwi_tx_atomic_resp(qp, &resp) :
-					    kiwi_tx_read_resp(qp, &resp);
-			WRITE_ONCE(tx->resp_active, false);
+		if (kiwi_tx_resp_take(tx, &resp, !direct)) {
+			if (direct)
+				return true;	/* the work item answers Reads */
+			ret = kiwi_tx_resp_send(qp, &resp);
 			if (ret)
 				goto fail;
 			atomic64_inc(&qp->kdev->stats[KIWI_STAT_RESP_WORKER]);
@@ -1608,24 +1624,11 @@ void kiwi_tx_kick_direct(struct kiwi_qp *qp)
 static bool kiwi_tx_answer_queued(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
+	struct kiwi_irq_entry resp;
+	int ret;
 
-	for (;;) {
-		struct kiwi_irq_entry resp;
-		unsigned long flags;
-		bool have;
-		int ret;
-
-		spin_lock_irqsave(&tx->irq_lock, flags);
-		have = tx->irq_head != tx->irq_tail;
-		if (have)
-			resp = tx->irq[tx->irq_head % KIWI_MAX_IRD];
-		spin_unlock_irqrestore(&tx->irq_lock, flags);
-		if (!have)
-			return tx->carry_len;
-		tx->resp_active = true;
-		ret = resp.atomic ? kiwi_tx_atomic_resp(qp, &resp) :
-				    kiwi_tx_read_resp(qp, &resp);
-		WRITE_ONCE(tx->resp_active, false);
+	while (kiwi_tx_resp_take(tx, &resp, true)) {
+		ret = kiwi_tx_resp_send(qp, &resp);
 		if (ret == -EAGAIN)
 			return true;
 		if (ret) {
@@ -1635,6 +1638,7 @@ static bool kiwi_tx_answer_queued(struct kiwi_qp *qp)
 		}
 		atomic64_inc(&qp->kdev->stats[KIWI_STAT_RESP_SOFTIRQ]);
 	}
+	return tx->carry_len;
 }
 
 /*
@@ -1932,8 +1936,8 @@ void kiwi_engines_stop(struct kiwi_qp *qp)
 	tx->stopped = true;
 	kernel_sock_shutdown(qp->sock, SHUT_RDWR);
 	/*
-	 * Wait out a direct loop and an answer in the receive softirq; one
-	 * that starts later sees @stopped.
+	 * Wait out a direct loop, be it a poster's, a kernel consumer's or
+	 * the receive softirq's answers; one that starts later sees @stopped.
 	 */
 	mutex_lock(&tx->run_lock);
 	kiwi_tx_own(tx);
