@@ -19,12 +19,16 @@ with N QPs; scale_proc: N processes): kiwi's aggregate with N at least
 printed: kiwi with the MPA CRC on (transport kiwi_crc) against off, kiwi
 with FPDUs of up to 64 KiB (kiwi_fpdu: fpdu_segs=64) against its default,
 CPU seconds per GiB against TCP's, and, from OUTDIR/cq_cpus.csv when it is
-there (beside RAW_CSV), each CPU's share of kiwi's completion work.
+there (beside RAW_CSV), each CPU's share of kiwi's completion work. Last,
+for each missed aim, its reason in the run's own numbers (an aim below
+TCP's own time on the path, the gain of large FPDUs, the CPU time per
+GiB, the RDMA cell a storage cell rides on) and what meeting it would take.
 """
 import csv
 import os
 import statistics
 import sys
+import textwrap
 
 TRANSPORTS = ("kiwi", "siw", "rxe", "tcp")   # the main table's columns
 BW_MIN_SIW = 2.0        # 4 KiB
@@ -364,6 +368,169 @@ def cq_cpu_table(path):
     return "\n".join(lines) + "\n"
 
 
+def median_of(summary, key):
+    """The cell's median, or None where it has none."""
+    v = cell_value(summary, key)
+    return v if isinstance(v, float) else None
+
+
+def why_latency(r, summary):
+    """Why a missed latency cell is missed: each aim as an absolute time,
+    set against the time of TCP itself on this path (its polling
+    ping-pong, the shortest TCP has), which both devices ride."""
+    k, siw, tcp = (r["vals"][t] for t in ("kiwi", "siw", "tcp"))
+    a_siw, a_tcp = aims(r["test"], r["size"])
+    what = "round trip" if r["test"] == "read_lat" else "one-way time"
+    ref, factor = tcp_reference(r["test"], r["size"], "poll")
+    floor = median_of(summary, ref)
+    out = []
+    if isinstance(siw, float) and not meets(ratio(k, siw), a_siw):
+        goal = a_siw[1] * siw
+        if floor is not None and goal < floor * factor:
+            out.append(f"{a_siw[1]:.1f}x siw is {goal:.1f} us, below TCP's own {what} on"
+                       f" this path ({floor * factor:.1f} us, polling), which kiwi and siw"
+                       " both ride: no device on this TCP can meet it")
+        elif r["mode"] != "poll" and isinstance(tcp, float) and goal < tcp <= k:
+            out.append(f"{a_siw[1]:.1f}x siw is {goal:.1f} us, below TCP's own {what} with a"
+                       f" blocking reader ({tcp:.1f} us), which pays the wake-up a completion"
+                       " event does")
+        else:
+            out.append(f"{a_siw[1]:.1f}x siw ({goal:.1f} us) takes {k - goal:.1f} us off"
+                       " kiwi's time")
+    if a_tcp and isinstance(tcp, float) and not meets(ratio(k, tcp), a_tcp):
+        out.append(f"kiwi's own steps (post, framing, placement, completion, poll) add"
+                   f" {k - tcp:.1f} us to TCP's {tcp:.1f}; {a_tcp[1]:.1f}x TCP takes"
+                   f" {k - a_tcp[1] * tcp:.1f} us off them (make bench-profile times each step)")
+    return out
+
+
+def why_small(r, summary):
+    """Why a missed 4 KiB cell (aim against siw) is missed: the time each
+    message takes, and what completion events add to it."""
+    test, size, mode = r["test"], r["size"], r["mode"]
+    k, siw = r["vals"]["kiwi"], r["vals"]["siw"]
+
+    def per(bw):
+        """Microseconds per message at @bw MiB/s."""
+        return size / 1.048576 / bw
+
+    out = [f"kiwi takes {per(k):.1f} us a message, siw {per(siw):.1f};"
+           f" {BW_MIN_SIW:.0f}x siw takes {per(k) - per(siw) / BW_MIN_SIW:.1f} us off kiwi's"]
+    poll = median_of(summary, ("kiwi", test, size, "poll"))
+    if mode != "poll" and poll is not None:
+        out.append(f"polling, kiwi takes {per(poll):.1f} us: completion events add"
+                   f" {per(k) - per(poll):.1f} us a message")
+    return out
+
+
+def why_stream(missed, summary):
+    """One paragraph for the missed 64 KiB and 1 MiB cells, whose aim is
+    against TCP's stream: each cell's ratio, with large FPDUs too, and the
+    CPU time per GiB they all share."""
+    cellnames = []
+    for r in missed:
+        tcp = r["vals"]["tcp"]
+        big = median_of(summary, ("kiwi_fpdu", r["test"], r["size"], r["mode"]))
+        more = f", {big / tcp:.2f}x with 64 KiB FPDUs" if big is not None else ""
+        cellnames.append(f"{r['test']} {r['size']} {r['mode']} ({r['ratios'][2]:.2f}x{more})")
+    out = [", ".join(cellnames) + " of TCP's stream: per-FPDU framing, STag lookup and TCP"
+           " work at one TCP segment per FPDU, which DDP's MULPDU asks for (the large-FPDU"
+           " figures are the gain without it)"]
+    cpu = [median_of(summary, key) for key in (
+        ("kiwi", "cpu_send", 65536, "event"), ("kiwi_fpdu", "cpu_send", 65536, "event"),
+        ("tcp", "tcp_cpu", 65536, "event"))]
+    if cpu[0] is not None and cpu[2]:
+        more = f" ({cpu[1] / cpu[2]:.1f}x with large FPDUs)" if cpu[1] is not None else ""
+        out.append(f"kiwi spends {cpu[0] / cpu[2]:.1f}x TCP's CPU time per GiB (cpu_send){more},"
+                   " and on a veth pair a connection's placement runs in the softirq of the"
+                   " CPU that sent the segment, beside the sender's copy, where TCP's receiver"
+                   " copies on the other CPU")
+    out.append("it would take FPDUs larger than the MULPDU (fpdu_segs, kept off by default for"
+               " the standard and for peers) and the receive work off the sending CPU (RPS, or"
+               " two hosts: kiwi.rst, Benchmark)")
+    return out
+
+
+# The RDMA cell whose bytes a storage cell moves: NVMe reads and NFS reads
+# come back as RDMA Writes from the target, writes are RDMA Reads by it.
+STORAGE_CARRIER = {"nvme_read": "write_bw", "nfs_read": "write_bw",
+                   "nvme_write": "read_bw", "nfs_write": "read_bw"}
+
+
+def why_storage(test, summary):
+    """What a missed storage cell rides on, with that cell's ratio to TCP."""
+    if test == "nvme_randread":
+        k = median_of(summary, ("kiwi", "send_lat", 8, "poll"))
+        t = median_of(summary, ("tcp", "tcp_lat", 8, "poll"))
+        if k is None or not t:
+            return ["this run has no 8-byte Send row to compare"]
+        return [f"each 4 KiB read is a command Send, a data Write and a response Send; kiwi's"
+                f" 8-byte Send takes {k / t:.2f}x TCP's one-way time in this run, and both"
+                " CPUs serve fio, the target and both TCP stacks"]
+    carrier = STORAGE_CARRIER.get(test)
+    k = median_of(summary, ("kiwi", carrier, 65536, "poll"))
+    t = median_of(summary, ("tcp", "tcp_bw", 65536, "any"))
+    if k is None or not t:
+        return [f"this run has no 64 KiB {carrier} row to compare"]
+    return [f"its data moves as RDMA {'Writes' if carrier == 'write_bw' else 'Reads'}; kiwi's"
+            f" 64 KiB {carrier} is {k / t:.2f}x TCP's stream in this run (see its row)"]
+
+
+def run_range(cells, key):
+    """(lowest, highest) of a cell's good runs, or None."""
+    values = [float(r["value"]) for r in cells.get(key, []) if r["status"] == "ok"]
+    return (min(values), max(values)) if values else None
+
+
+def why_scale(test, n, cells, summary):
+    """A missed scaling cell: kiwi's and TCP's aggregate against their N = 1,
+    and whether kiwi's runs with N and with 1 overlap."""
+    out = []
+    for tr, name in (("kiwi", "kiwi"), ("tcp", "TCP")):
+        one = median_of(summary, (tr, test, 65536, "1"))
+        v = median_of(summary, (tr, test, 65536, n))
+        if one and v is not None:
+            out.append(f"{name} with {n} at {v / one:.2f}x its aggregate with 1")
+    rn = run_range(cells, ("kiwi", test, 65536, n))
+    r1 = run_range(cells, ("kiwi", test, 65536, "1"))
+    if rn and r1:
+        spread = (f"kiwi's runs moved {rn[0]:.0f}-{rn[1]:.0f} MiB/s with {n}, {r1[0]:.0f}-{r1[1]:.0f}"
+                  " with 1")
+        if rn[1] >= r1[0]:
+            spread += (": the ranges overlap, the fall is within the runs' spread; longer runs"
+                       " (BENCH_BW_MB) would tell")
+        out.append(spread)
+    return out
+
+
+def why_table(rows, cells, summary):
+    """For each missed aim, the measured reason and what it would take."""
+    lines = []
+    stream = [r for r in rows if r["verdict"] == "MISSED" and r["bw"] and r["size"] > 4096]
+    for r in rows:
+        if r["verdict"] != "MISSED" or r in stream:
+            continue
+        why = why_small(r, summary) if r["bw"] else why_latency(r, summary)
+        lines.append(f"{r['test']} {r['size']} {r['mode']}: " + "; ".join(why) + ".")
+    if stream:
+        lines.append("; ".join(why_stream(stream, summary)) + ".")
+    for key in sorted({k[1:] for k in cells if is_storage(k[1])}):
+        r = ratio(cell_value(summary, ("kiwi",) + key), cell_value(summary, ("tcp",) + key))
+        if r is not None and r < STORAGE_MIN_TCP:
+            lines.append("%s %d %s: " % key + "; ".join(why_storage(key[0], summary)) + ".")
+    for key in sorted({k[1:] for k in cells if k[1].startswith("scale_")}):
+        r = ratio(cell_value(summary, ("kiwi",) + key),
+                  cell_value(summary, ("kiwi", key[0], key[1], "1")))
+        if key[2] != "1" and r is not None and r < SCALE_MIN_ONE:
+            lines.append("%s %s: " % (key[0], key[2])
+                         + "; ".join(why_scale(key[0], key[2], cells, summary)) + ".")
+    if not lines:
+        return ""
+    text = ["", "why each aim is missed, from this run's own numbers, and what it would take:"]
+    text += [textwrap.fill(line, 100, subsequent_indent="    ") for line in lines]
+    return "\n".join(text) + "\n"
+
+
 def write_medians(path, cells, summary):
     with open(path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -415,7 +582,8 @@ def main(argv):
     runs = max((len(v) for v in cells.values()), default=0)
     text = (table(rows, runs) + storage_table(cells, summary) + crc_table(cells, summary)
             + fpdu_table(cells, summary) + scale_table(cells, summary) + cpu_table(cells, summary)
-            + cq_cpu_table(os.path.join(os.path.dirname(raw), "cq_cpus.csv")))
+            + cq_cpu_table(os.path.join(os.path.dirname(raw), "cq_cpus.csv"))
+            + why_table(rows, cells, summary))
     if missing:
         text += "missing (a run failed or timed out): " + ", ".join(missing) + "\n"
     print(text, end="")
