@@ -10,12 +10,18 @@
 #   make bench-profile   perf profiles of 8-byte round trips or streams (build/bench-profile)
 #
 # KDIR defaults to the running kernel's build tree when present, else the
-# newest installed Debian 12 linux-headers-*-amd64.
+# headers of the kernel the VM boots (scripts/kernel-release.sh: KVER, or
+# the newest installed linux-image-*-amd64), else the newest headers. To
+# build for another kernel (Debian 13's beside Debian 12's, say), name its
+# tree: make KDIR=/usr/src/linux-headers-6.12.57+deb13-amd64.
 
 KVER_RUNNING := $(shell uname -r)
 KDIR ?= $(shell \
+	k=$$(scripts/kernel-release.sh 2>/dev/null); \
 	if [ -d /lib/modules/$(KVER_RUNNING)/build ]; then \
 		echo /lib/modules/$(KVER_RUNNING)/build; \
+	elif [ -n "$$k" ] && [ -d /usr/src/linux-headers-$$k ]; then \
+		echo /usr/src/linux-headers-$$k; \
 	else \
 		ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n1; \
 	fi)

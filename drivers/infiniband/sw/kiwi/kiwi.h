@@ -16,6 +16,7 @@
 #define KIWI_VERSION_MINOR	1
 #define KIWI_VERSION_PATCH	0
 
+#include "kiwi_compat.h"
 #include "kiwi_limits.h"
 
 #include "kiwi_cm.h"
@@ -279,7 +280,7 @@ void kiwi_umap_put(struct kiwi_umap *map);
 
 /* kiwi_cq.c */
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata);
+		   KIWI_CQ_UARG *uarg);
 int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int kiwi_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);

@@ -147,8 +147,9 @@ static void kiwi_cq_notify(struct kiwi_cq *cq)
 }
 
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata)
+		   KIWI_CQ_UARG *uarg)
 {
+	struct ib_udata *udata = kiwi_cq_udata(uarg);
 	struct kiwi_device *kdev = to_kdev(ibcq->device);
 	struct kiwi_cq *cq = to_kcq(ibcq);
 	int ret;

@@ -18,6 +18,7 @@
 #include <rdma/iw_cm.h>
 
 #include "kiwi.h"
+#include "kiwi_compat.h"
 
 #define kiwi_show_qp_state(s)					\
 	__print_symbolic(s, { IB_QPS_RESET, "RESET" },		\
@@ -53,7 +54,7 @@ TRACE_EVENT(kiwi_qp_state,
 		__field(u8, new)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->device->dev));
+		kiwi_assign_str(dev, dev_name(&qp->device->dev));
 		__entry->qpn = qp->qp_num;
 		__entry->old = old;
 		__entry->new = new;
@@ -77,7 +78,7 @@ TRACE_EVENT(kiwi_cm_event,
 		__array(u8, raddr, sizeof(struct sockaddr_storage))
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&ibdev->dev));
+		kiwi_assign_str(dev, dev_name(&ibdev->dev));
 		__entry->event = ev->event;
 		__entry->status = ev->status;
 		__entry->ird = ev->ird;
@@ -107,7 +108,7 @@ TRACE_EVENT(kiwi_mpa,
 		__field(u16, ord)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->device->dev));
+		kiwi_assign_str(dev, dev_name(&qp->device->dev));
 		__entry->qpn = qp->qp_num;
 		__entry->initiator = initiator;
 		__entry->rev = cep->enhanced ? 2 : 1;
@@ -138,7 +139,7 @@ TRACE_EVENT(kiwi_terminate,
 		__field(bool, r)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->device->dev));
+		kiwi_assign_str(dev, dev_name(&qp->device->dev));
 		__entry->qpn = qp->qp_num;
 		__entry->sent = sent;
 		__entry->layer = KIWI_TC_LAYER(t->code);
@@ -167,7 +168,7 @@ TRACE_EVENT(kiwi_cqe_error,
 		__field(u8, status)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&cq->device->dev));
+		kiwi_assign_str(dev, dev_name(&cq->device->dev));
 		__entry->wr_id = wr_id;
 		__entry->qpn = qpn;
 		__entry->opcode = opcode;

@@ -12,7 +12,7 @@
 #include <linux/types.h>
 #include <linux/string.h>
 #include <linux/crc32c.h>
-#include <asm/unaligned.h>
+#include "kiwi_compat.h"
 
 /*
  * Raw CRC32c update: no pre- or post-inversion. libcrc32c picks the
