@@ -31,3 +31,38 @@ pair_verdict() {
 		echo "not ok - two-VM test run exited with status $rc"
 	fi
 }
+
+# build_for_kernel TREE KDIR [VAR=VALUE...]: copy this tree (its sources
+# and the user-space programs already built; not build/ or .git) to TREE,
+# build the module and the kernel test modules there for KDIR at W=1
+# (this tree's objects stay built for Debian 12's kernel), and stage the
+# module with the environment VAR=VALUE... (scripts/stage.sh).
+build_for_kernel() {
+	local tree=$1 kdir=$2 src
+	shift 2
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf - &&
+	make -s -C "$tree" clean-kernel KDIR="$kdir" &&
+	make -s -C "$tree" module ktest KDIR="$kdir" W=1 &&
+	env "$@" "$tree/scripts/stage.sh"
+}
+
+# build_verdict STATUS LOG WHAT: "ok - WHAT" when a build (exit STATUS,
+# output in LOG) succeeded and printed no warning or error; else its end
+# and "not ok - WHAT", and a non-zero return.
+build_verdict() {
+	local rc=$1 log=$2 what=$3
+	if [ "$rc" != 0 ]; then
+		tail -40 "$log"
+	elif grep -qiE "warning|error" "$log"; then
+		grep -iE "warning|error" "$log" | head -20
+		rc=1
+	else
+		echo "ok - $what"
+		return 0
+	fi
+	echo "not ok - $what"
+	return 1
+}

@@ -39,6 +39,8 @@ PKGS=(
 	nvme-cli nfs-kernel-server nfs-common targetcli-fb open-iscsi fio
 	# the VM itself (virtme-ng's own dependencies are pulled in below)
 	qemu-system-x86 busybox-static
+	# Debian 13's kernel, unpacked by scripts/debian13-kernel.sh
+	file
 )
 
 missing=()
@@ -56,27 +58,10 @@ fi
 
 # --- virtme-ng from Debian 13 (trixie), without touching the system sources.
 if ! command -v vng >/dev/null; then
+	source "$(dirname "$0")/lib-trixie.sh"
+	trixie_apt_init update || die "no Debian 13 index for virtme-ng"
 	state=/var/cache/kiwi-setup
-	mkdir -p "$state/lists/partial" "$state/archives/partial" "$state/etc"
-	# Take the archive's address from the system's own configuration.
-	uri=$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-		awk '{print $2}' | grep -v security | head -n1 || true)
-	if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
-		uri=$(awk '$1 == "deb" && $0 !~ /security/ {print $2; exit}' \
-			/etc/apt/sources.list)
-	fi
-	[ -n "$uri" ] || die "no Debian archive found in the system's apt sources"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri trixie main" \
-		> "$state/etc/sources.list"
-	aptopts=(-o Dir::Etc::sourcelist="$state/etc/sources.list"
-		 -o Dir::Etc::sourceparts=-
-		 -o Dir::State::Lists="$state/lists"
-		 -o Dir::Cache::Archives="$state/archives"
-		 -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
-		 -o APT::Get::List-Cleanup=0)
-	apt-get "${aptopts[@]}" update -qq ||
-		die "could not read the Debian 13 (trixie) index from $uri"
-	(cd "$state/archives" && apt-get "${aptopts[@]}" download virtme-ng) ||
+	(cd "$state/archives" && apt-get "${TRIXIE_APT[@]}" download virtme-ng) ||
 		die "could not download virtme-ng from the Debian 13 archive"
 	deb=$(ls -t "$state"/archives/virtme-ng_*_all.deb | head -n1)
 	[ -n "$deb" ] || die "virtme-ng package not found after download"

@@ -5,10 +5,15 @@
 # modules.alias, ...) computed here for the VM's kernel, so that the VM only
 # copies files (depmod under emulation takes minutes). Run after make.
 # With KDIR set to a kernel build tree (the debug kernel), stage for that
-# tree's kernel and the module directory virtme-ng makes of it.
+# tree's kernel and the module directory virtme-ng makes of it. With KMODS
+# set to a kernel's module folder (Debian 13's, unpacked by
+# scripts/debian13-kernel.sh), stage for that kernel, release KVER.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [ -n "${KDIR:-}" ]; then
+if [ -n "${KMODS:-}" ]; then
+	kver=${KVER:?stage: KMODS needs KVER}
+	kmods=$KMODS
+elif [ -n "${KDIR:-}" ]; then
 	kver=$(make -s -C "$KDIR" kernelrelease)
 	[ -f "$KDIR/.virtme_mods/lib/modules/0.0.0/modules.order" ] || (cd "$KDIR" && virtme-prep-kdir-mods)
 	kmods=$KDIR/.virtme_mods/lib/modules/0.0.0

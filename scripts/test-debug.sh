@@ -55,28 +55,11 @@ if ! kdir=$("$root/scripts/debug-kernel.sh" 2>"$out/kernel.log"); then
 fi
 echo "ok - debug kernel: the kernel builds (scripts/debug-kernel.sh)"
 
-# The copy: sources and the user-space programs already built; kernel
-# objects are rebuilt for the debug kernel.
-build_copy() {
-	rm -rf "$tree"
-	mkdir -p "$tree"
-	tar -C "$root" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf - &&
-	make -s -C "$tree" clean-kernel KDIR="$kdir" &&
-	make -s -C "$tree" module ktest KDIR="$kdir" W=1 &&
-	KDIR="$kdir" "$tree/scripts/build-siw.sh" &&
-	KDIR="$kdir" "$tree/scripts/stage.sh"
-}
-if ! build_copy >"$out/build.log" 2>&1; then
-	tail -40 "$out/build.log"
-	echo "not ok - debug kernel: kiwi, the test modules and siw build for it"
+# The copy builds siw for this kernel too.
+{ build_for_kernel "$tree" "$kdir" KDIR="$kdir" &&
+	KDIR="$kdir" "$tree/scripts/build-siw.sh"; } >"$out/build.log" 2>&1
+build_verdict $? "$out/build.log" "debug kernel: kiwi, the test modules and siw build for it" ||
 	exit 1
-fi
-if grep -qiE "warning|error" "$out/build.log"; then
-	grep -iE "warning|error" "$out/build.log" | head -20
-	echo "not ok - debug kernel: kiwi, the test modules and siw build for it"
-	exit 1
-fi
-echo "ok - debug kernel: kiwi, the test modules and siw build for it"
 
 echo "# debug kernel tests: $tests"
 "$tree/scripts/vm-run.sh" --kernel "$kdir" --memory 4G --timeout "${KIWI_DEBUG_TIMEOUT:-$limit}" \

@@ -12,9 +12,14 @@
 #   KIWI_DEBUG_TESTS="faults.sh" scripts/test.sh       another set on the debug
 #                              kernel ("all": every test; see test-debug.sh)
 #   KIWI_DEBUG_KERNEL=0 scripts/test.sh                without the debug kernel
+#   KIWI_D13_TESTS="datapath.sh" scripts/test.sh       another set on Debian 13's
+#                              kernel (scripts/test-debian13.sh names the default)
+#   KIWI_DEBIAN13=0 scripts/test.sh                    without Debian 13's kernel
 #
 # The debug-kernel run (scripts/test-debug.sh) is part of every run, except
-# one of a KIWI_TESTS subset that names no KIWI_DEBUG_TESTS. The first run
+# one of a KIWI_TESTS subset that names no KIWI_DEBUG_TESTS; so is the run
+# on Debian 13's kernel (scripts/test-debian13.sh), except one of a
+# KIWI_TESTS subset that names no KIWI_D13_TESTS. The first run
 # on a machine builds that kernel (about 45 minutes on 2 cores; cached).
 set -uo pipefail
 
@@ -126,16 +131,25 @@ if [ "$staged" = 1 ] && [ "$two_vm" = 1 ]; then
 	pair_verdict "$out/pair.log" "$pairrc" | tee -a "$log"
 fi
 
+# other_kernel ON_VAR TESTS_VAR NAME SCRIPT: the VM tests on another kernel
+# (SCRIPT, its output in build/test/NAME.log), unless ON_VAR is 0 or, with
+# ON_VAR unset, a KIWI_TESTS subset names no TESTS_VAR.
+other_kernel() {
+	local on=${!1:-1}
+	[ -z "${!1:-}" ] && [ -n "${KIWI_TESTS:-}" ] && [ -z "${!2:-}" ] && on=0
+	if [ "$on" = 0 ]; then
+		tap "ok - $3 kernel tests # SKIP $1=0, or a KIWI_TESTS subset without $2"
+	else
+		"$4" 2>&1 | tee "$out/$3.log"
+		grep -E '^(not )?ok ' "$out/$3.log" >>"$log"
+	fi
+}
+
 echo "== VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN)"
-debug=${KIWI_DEBUG_KERNEL:-1}
-[ -z "${KIWI_DEBUG_KERNEL:-}" ] && [ -n "${KIWI_TESTS:-}" ] && [ -z "${KIWI_DEBUG_TESTS:-}" ] &&
-	debug=0
-if [ "$debug" = 0 ]; then
-	tap "ok - debug kernel tests # SKIP KIWI_DEBUG_KERNEL=0, or a KIWI_TESTS subset without KIWI_DEBUG_TESTS"
-else
-	scripts/test-debug.sh 2>&1 | tee "$out/debug.log"
-	grep -E '^(not )?ok ' "$out/debug.log" >>"$log"
-fi
+other_kernel KIWI_DEBUG_KERNEL KIWI_DEBUG_TESTS debug scripts/test-debug.sh
+
+echo "== VM tests on Debian 13's kernel (6.12), a subset"
+other_kernel KIWI_DEBIAN13 KIWI_D13_TESTS debian13 scripts/test-debian13.sh
 
 skipped=$(grep -cE '^ok .*# SKIP' "$log")
 passed=$(grep -E '^ok ' "$log" | grep -vc '# SKIP')

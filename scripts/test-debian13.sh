@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kiwi on Debian 13's kernel (6.12): fetch it (scripts/debian13-kernel.sh),
+# build the module and the kernel test modules for it at W=1 in a copy of
+# the tree (build/d13/tree: this tree's objects stay built for Debian 12's
+# kernel), boot it in the VM and run a subset of the VM tests there. Prints
+# TAP lines, each test's prefixed "Debian 13: ".
+#
+#   scripts/test-debian13.sh
+#   KIWI_D13_TESTS="datapath.sh" scripts/test-debian13.sh   another subset
+#
+# The user-space side (provider, test programs, perftest, rdma-core) is
+# Debian 12's, as on a machine that runs a newer kernel than its release.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/lib-vm.sh"
+out=$root/build/d13
+tree=$out/tree
+DEFAULT_TESTS="device_lifecycle.sh verbs_tools.sh datapath.sh ktest.sh ktest_cm.sh tracepoints.sh restrack.sh storage_nvme.sh"
+tests=$(echo ${KIWI_D13_TESTS:-$DEFAULT_TESTS})
+
+say() { sed -E 's/^((not )?ok( [0-9]+)? - )/\1Debian 13: /'; }
+
+mkdir -p "$out"
+if ! kroot=$("$root/scripts/debian13-kernel.sh" 2>"$out/kernel.log"); then
+	cat "$out/kernel.log"
+	echo "not ok - Debian 13: its kernel, headers and kbuild unpack (scripts/debian13-kernel.sh)"
+	exit 1
+fi
+kver=$(cat "$kroot/kver")
+kdir=$kroot/usr/src/linux-headers-$kver
+echo "ok - Debian 13: its kernel, headers and kbuild unpack ($kver)"
+
+build_for_kernel "$tree" "$kdir" KMODS="$kroot/lib/modules/$kver" KVER="$kver" \
+	>"$out/build.log" 2>&1
+build_verdict $? "$out/build.log" "Debian 13: kiwi and the test modules build for $kver at W=1" ||
+	exit 1
+
+echo "# Debian 13 tests: $tests"
+"$tree/scripts/vm-run.sh" --kernel "$kroot/boot/vmlinuz-$kver" \
+	--timeout "${KIWI_D13_TIMEOUT:-2400}" --console "$out/console.log" \
+	-- env KIWI_TESTS="$tests" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
+	>"$out/vm.log" 2>&1
+rc=$?
+{ cat "$out/vm.log"; vm_verdict "$out/vm.log" "$rc" "VM test run"; } | say
+exit "$rc"
