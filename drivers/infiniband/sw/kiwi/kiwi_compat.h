@@ -24,12 +24,21 @@
  * kernel consumer's CQ; the driver's udata is the bundle's.
  */
 #define KIWI_CQ_UARG struct uverbs_attr_bundle
-#define kiwi_cq_udata(attrs) ((attrs) ? &(attrs)->driver_udata : NULL)
+static inline struct ib_udata *kiwi_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+
 /* 6.10: __assign_str() takes the field only; __string() named the source. */
 #define kiwi_assign_str(field, src) __assign_str(field)
 #else
+struct ib_udata;
 #define KIWI_CQ_UARG struct ib_udata
-#define kiwi_cq_udata(udata) (udata)
+static inline struct ib_udata *kiwi_cq_udata(struct ib_udata *udata)
+{
+	return udata;
+}
+
 #define kiwi_assign_str(field, src) __assign_str(field, src)
 #endif
 
