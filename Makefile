@@ -34,7 +34,7 @@ KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
 MODDIR := /lib/modules/$(KVER)/updates
 
-.PHONY: all module provider ktest install uninstall clean clean-kernel check checkpatch sparse \
+.PHONY: all module provider ktest install uninstall clean clean-kernel check checkpatch sparse dkms-source \
 	print-kver print-kdir bench bench-profile
 
 all: module provider
@@ -89,6 +89,18 @@ bench-profile: module provider
 	scripts/stage.sh
 	scripts/vm-run.sh --timeout 3600 -- env $(foreach v,$(PROF_VARS),$(v)="$($(v))") \
 		tools/bench/profile.sh build/bench-profile
+
+# The source tree DKMS builds from (dkms.conf): make dkms-source
+# [DESTDIR=...] installs it as /usr/src/kiwi-VERSION, for "dkms add".
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+DKMS_SRC = $(DESTDIR)/usr/src/kiwi-$(DKMS_VERSION)
+KIWI_SOURCES := $(filter-out %.mod.c,$(wildcard drivers/infiniband/sw/kiwi/*.[ch]))
+dkms-source:
+	install -d $(DKMS_SRC)/drivers/infiniband/sw/kiwi $(DKMS_SRC)/include/uapi/rdma
+	install -m 0644 dkms.conf Kbuild $(DKMS_SRC)/
+	install -m 0644 $(KIWI_SOURCES) drivers/infiniband/sw/kiwi/Kbuild \
+		drivers/infiniband/sw/kiwi/Kconfig $(DKMS_SRC)/drivers/infiniband/sw/kiwi/
+	install -m 0644 include/uapi/rdma/kiwi-abi.h $(DKMS_SRC)/include/uapi/rdma/
 
 print-kver:
 	@echo $(KVER)

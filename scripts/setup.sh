@@ -41,6 +41,8 @@ PKGS=(
 	qemu-system-x86 busybox-static
 	# Debian 13's kernel, unpacked by scripts/debian13-kernel.sh
 	file
+	# the module as a DKMS package (scripts/test-dkms.sh)
+	dkms
 )
 
 missing=()

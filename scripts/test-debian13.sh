@@ -18,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/lib-vm.sh"
 out=$root/build/d13
 tree=$out/tree
-DEFAULT_TESTS="device_lifecycle.sh verbs_tools.sh datapath.sh ktest.sh ktest_cm.sh tracepoints.sh restrack.sh storage_nvme.sh"
+DEFAULT_TESTS="device_lifecycle.sh verbs_tools.sh datapath.sh ktest.sh tracepoints.sh restrack.sh storage_nvme.sh"
 tests=$(echo ${KIWI_D13_TESTS:-$DEFAULT_TESTS})
 
 say() { sed -E 's/^((not )?ok( [0-9]+)? - )/\1Debian 13: /'; }
@@ -41,7 +41,8 @@ build_verdict $? "$out/build.log" "Debian 13: kiwi and the test modules build fo
 echo "# Debian 13 tests: $tests"
 "$tree/scripts/vm-run.sh" --kernel "$kroot/boot/vmlinuz-$kver" \
 	--timeout "${KIWI_D13_TIMEOUT:-2400}" --console "$out/console.log" \
-	-- env KIWI_TESTS="$tests" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
+	-- env KIWI_TESTS="$tests" KIWI_DKMS_KDIR="$kdir" \
+	tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 	>"$out/vm.log" 2>&1
 rc=$?
 { cat "$out/vm.log"; vm_verdict "$out/vm.log" "$rc" "VM test run"; } | say

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kiwi through DKMS on both kernels: the VM test dkms.sh (dkms add, build,
+# install; the module loads and moves data; dkms remove leaves nothing) on
+# Debian 12's kernel, then on Debian 13's (scripts/test-debian13.sh, whose
+# copy of the tree it builds from). Prints TAP lines; run after make (the
+# provider, installed in the VM, is this tree's).
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/lib-vm.sh"
+cd "$root"
+out=$root/build/dkms
+mkdir -p "$out"
+rc=0
+
+say() { sed -E "s/^((not )?ok( [0-9]+)? - )/\\1$1: /"; }
+
+if scripts/stage.sh >"$out/stage.log" 2>&1; then
+	scripts/vm-run.sh --timeout 1800 --console "$out/console.log" \
+		-- env KIWI_TESTS=dkms.sh tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
+		>"$out/vm.log" 2>&1
+	vmrc=$?
+	{ cat "$out/vm.log"; vm_verdict "$out/vm.log" "$vmrc" "VM test run"; } | say "Debian 12"
+	[ "$vmrc" = 0 ] || rc=1
+else
+	cat "$out/stage.log"
+	echo "not ok - Debian 12: stage the module for the VM"
+	rc=1
+fi
+KIWI_D13_TESTS=dkms.sh scripts/test-debian13.sh || rc=1
+exit "$rc"
