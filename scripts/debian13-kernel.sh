@@ -19,8 +19,8 @@ set -euo pipefail
 dest=${KIWI_D13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/kiwi/debian13}
 die() { echo "debian13-kernel: $*" >&2; exit 1; }
 
-if [ -f "$dest/kver" ] && [ -z "${KIWI_D13_KVER:-}" ] ||
-   { [ -f "$dest/kver" ] && [ "$(cat "$dest/kver")" = "${KIWI_D13_KVER:-}" ]; }; then
+if [ -f "$dest/kver" ] &&
+   { [ -z "${KIWI_D13_KVER:-}" ] || [ "$(cat "$dest/kver")" = "$KIWI_D13_KVER" ]; }; then
 	echo "$dest"
 	exit 0
 fi
