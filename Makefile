@@ -16,7 +16,9 @@
 # tree: make KDIR=/usr/src/linux-headers-6.12.57+deb13-amd64.
 
 KVER_RUNNING := $(shell uname -r)
-KDIR ?= $(shell \
+# Computed once (a recursive ?= would run the search at every use).
+ifeq ($(origin KDIR),undefined)
+KDIR := $(shell \
 	k=$$(scripts/kernel-release.sh 2>/dev/null); \
 	if [ -d /lib/modules/$(KVER_RUNNING)/build ]; then \
 		echo /lib/modules/$(KVER_RUNNING)/build; \
@@ -25,6 +27,7 @@ KDIR ?= $(shell \
 	else \
 		ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n1; \
 	fi)
+endif
 # Debian's header packages answer "make kernelrelease" with the upstream
 # version (6.1.x); modules install under the release the kernel reports
 # (6.1.0-N-amd64), which is UTS_RELEASE.

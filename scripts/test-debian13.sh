@@ -21,8 +21,6 @@ tree=$out/tree
 DEFAULT_TESTS="device_lifecycle.sh verbs_tools.sh datapath.sh ktest.sh tracepoints.sh restrack.sh storage_nvme.sh"
 tests=$(echo ${KIWI_D13_TESTS:-$DEFAULT_TESTS})
 
-say() { sed -E 's/^((not )?ok( [0-9]+)? - )/\1Debian 13: /'; }
-
 mkdir -p "$out"
 if ! kroot=$("$root/scripts/debian13-kernel.sh" 2>"$out/kernel.log"); then
 	cat "$out/kernel.log"
@@ -45,5 +43,5 @@ echo "# Debian 13 tests: $tests"
 	tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 	>"$out/vm.log" 2>&1
 rc=$?
-{ cat "$out/vm.log"; vm_verdict "$out/vm.log" "$rc" "VM test run"; } | say
+vm_report "$out/vm.log" "$rc" "Debian 13"
 exit "$rc"

@@ -45,8 +45,6 @@ if [ "$tests" = all ]; then
 fi
 tests=$(echo $tests)
 
-say() { sed -E 's/^((not )?ok( [0-9]+)? - )/\1debug kernel: /'; }
-
 mkdir -p "$out"
 if ! kdir=$("$root/scripts/debug-kernel.sh" 2>"$out/kernel.log"); then
 	cat "$out/kernel.log"
@@ -72,5 +70,5 @@ echo "# debug kernel tests: $tests"
 	KIWI_DMESG_FILE="$tree/dmesg.txt" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 	>"$out/vm.log" 2>&1
 rc=$?
-{ cat "$out/vm.log"; vm_verdict "$out/vm.log" "$rc" "VM test run"; } | say
+vm_report "$out/vm.log" "$rc" "debug kernel"
 exit "$rc"

@@ -15,14 +15,12 @@ out=$root/build/dkms
 mkdir -p "$out"
 rc=0
 
-say() { sed -E "s/^((not )?ok( [0-9]+)? - )/\\1$1: /"; }
-
 if scripts/stage.sh >"$out/stage.log" 2>&1; then
 	scripts/vm-run.sh --timeout 1800 --console "$out/console.log" \
 		-- env KIWI_TESTS=dkms.sh tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 		>"$out/vm.log" 2>&1
 	vmrc=$?
-	{ cat "$out/vm.log"; vm_verdict "$out/vm.log" "$vmrc" "VM test run"; } | say "Debian 12"
+	vm_report "$out/vm.log" "$vmrc" "Debian 12"
 	[ "$vmrc" = 0 ] || rc=1
 else
 	cat "$out/stage.log"
