@@ -198,6 +198,19 @@ def table(rows, runs):
     return "\n".join(lines) + "\n"
 
 
+def storage_ratio(summary, key):
+    """A storage cell's kiwi/TCP (@key: test, size, mode), its target's
+    ratio, or None."""
+    return ratio(cell_value(summary, ("kiwi",) + key), cell_value(summary, ("tcp",) + key))
+
+
+def scale_ratio(summary, key):
+    """A scaling cell's kiwi aggregate against kiwi's with N = 1 (@key:
+    test, size, N), its aim's ratio, or None."""
+    return ratio(cell_value(summary, ("kiwi",) + key),
+                 cell_value(summary, ("kiwi", key[0], key[1], "1")))
+
+
 def storage_table(cells, summary):
     """kiwi against siw and TCP for each storage cell (the target is
     against TCP); empty when there is none."""
@@ -223,7 +236,7 @@ def storage_table(cells, summary):
                          cells.get(("tcp", test, size, mode)) or [{}]), {}).get("unit", "")
         rsiw = ratio(k, sv)
         rsiw = f"{rsiw:9.2f}" if rsiw is not None else f"{'-':>9}"
-        r = ratio(k, t)
+        r = storage_ratio(summary, (test, size, mode))
         if r is None:
             verdict = "MISSING" if "missing" in (k, t) else "n/a"
             rs = f"{'-':>9}"
@@ -298,7 +311,7 @@ def scale_table(cells, summary):
     for test, size, mode in keys:
         v = {t: cell_value(summary, (t, test, size, mode)) for t in ("kiwi", "siw", "tcp")}
         one = cell_value(summary, ("kiwi", test, size, "1"))
-        r1 = ratio(v["kiwi"], one)
+        r1 = scale_ratio(summary, (test, size, mode))
         if mode == "1":
             verdict = "base"
         elif r1 is None:
@@ -515,12 +528,11 @@ def why_table(rows, cells, summary):
     if stream:
         lines.append("; ".join(why_stream(stream, summary)) + ".")
     for key in sorted({k[1:] for k in cells if is_storage(k[1])}):
-        r = ratio(cell_value(summary, ("kiwi",) + key), cell_value(summary, ("tcp",) + key))
+        r = storage_ratio(summary, key)
         if r is not None and r < STORAGE_MIN_TCP:
             lines.append("%s %d %s: " % key + "; ".join(why_storage(key[0], summary)) + ".")
     for key in sorted({k[1:] for k in cells if k[1].startswith("scale_")}):
-        r = ratio(cell_value(summary, ("kiwi",) + key),
-                  cell_value(summary, ("kiwi", key[0], key[1], "1")))
+        r = scale_ratio(summary, key)
         if key[2] != "1" and r is not None and r < SCALE_MIN_ONE:
             lines.append("%s %s: " % (key[0], key[2])
                          + "; ".join(why_scale(key[0], key[2], cells, summary)) + ".")
