@@ -25,13 +25,13 @@ if [ -f "$dest/kver" ] &&
 	exit 0
 fi
 
-source "$(dirname "$0")/lib-trixie.sh"
-trixie_apt_init || die "no Debian 13 index"
+source "$(dirname "$0")/lib-debian-suite.sh"
+suite_apt_init trixie || die "no Debian 13 index"
 
 kver=${KIWI_D13_KVER:-}
 if [ -z "$kver" ]; then
 	# linux-image-amd64 depends on linux-image-KVER (the signed image).
-	kver=$(apt-cache "${TRIXIE_APT[@]}" depends linux-image-amd64 2>/dev/null |
+	kver=$(apt-cache "${SUITE_APT[@]}" depends linux-image-amd64 2>/dev/null |
 		sed -n 's/^ *Depends: linux-image-\(.*-amd64\)$/\1/p' | head -n1)
 	[ -n "$kver" ] || die "linux-image-amd64 not found in the trixie index"
 fi
@@ -45,9 +45,9 @@ libs=(libc6 libelf1t64 zlib1g libzstd1 pahole libbpf1 libdw1t64 liblzma5 libbz2-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/k" "$tmp/l"
-(cd "$tmp/k" && apt-get "${TRIXIE_APT[@]}" download "${pkgs[@]}" >/dev/null 2>&1) ||
+(cd "$tmp/k" && apt-get "${SUITE_APT[@]}" download "${pkgs[@]}" >/dev/null 2>&1) ||
 	die "could not download ${pkgs[*]} from the trixie archive"
-(cd "$tmp/l" && apt-get "${TRIXIE_APT[@]}" download "${libs[@]}" >/dev/null 2>&1) ||
+(cd "$tmp/l" && apt-get "${SUITE_APT[@]}" download "${libs[@]}" >/dev/null 2>&1) ||
 	die "could not download ${libs[*]} from the trixie archive"
 rm -rf "$dest"
 mkdir -p "$dest/libc"

@@ -60,10 +60,10 @@ fi
 
 # --- virtme-ng from Debian 13 (trixie), without touching the system sources.
 if ! command -v vng >/dev/null; then
-	source "$(dirname "$0")/lib-trixie.sh"
-	trixie_apt_init update || die "no Debian 13 index for virtme-ng"
-	state=/var/cache/kiwi-setup
-	(cd "$state/archives" && apt-get "${TRIXIE_APT[@]}" download virtme-ng) ||
+	source "$(dirname "$0")/lib-debian-suite.sh"
+	suite_apt_init trixie update || die "no Debian 13 index for virtme-ng"
+	state=$SUITE_STATE
+	(cd "$state/archives" && apt-get "${SUITE_APT[@]}" download virtme-ng) ||
 		die "could not download virtme-ng from the Debian 13 archive"
 	deb=$(ls -t "$state"/archives/virtme-ng_*_all.deb | head -n1)
 	[ -n "$deb" ] || die "virtme-ng package not found after download"

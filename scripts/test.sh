@@ -69,10 +69,29 @@ build_ktest() {
 		[ -f tools/testing/selftests/drivers/infiniband/kiwi/kiwi_ktest/kiwi_ktest_cm.ko ]
 }
 point "kernel test modules (kiwi_ktest.ko, kiwi_ktest_cm.ko) build with W=1 and no warning" build_ktest
-point "provider builds against IBVERBS_PRIVATE_34" make -s provider
-point "test provider (ABI 99) and test programs build" \
-	eval 'make -s -C userspace libkiwi-abi99-rdmav34.so &&
+point "provider builds against the system's rdma-core (IBVERBS_PRIVATE_34)" make -s provider
+point "test providers (ABI 99, rdma-core 64's layout) and test programs build" \
+	eval 'make -s -C userspace libkiwi-abi99-rdmav34.so libkiwi-rel64-rdmav34.so &&
 	      make -s -C tools/testing/selftests/drivers/infiniband/kiwi'
+# The provider against Debian 13's rdma-core and the newest in Debian
+# (unstable), fetched beside the system's (scripts/rdma-core-release.sh),
+# into build/provider/SUITE/ with the path of that rdma-core in "root":
+# provider_releases.sh runs real programs on them in the VM.
+provider_release() {
+	local dir=build/provider/$1
+
+	rm -rf "$dir"
+	make -s -C userspace VERBS_ROOT="$2" O="$PWD/$dir" && echo "$2" >"$dir/root"
+}
+for suite in trixie sid; do
+	if rel=$(scripts/rdma-core-release.sh "$suite" 2>"$out/release.log"); then
+		point "provider builds against Debian $suite's rdma-core $(cat "$rel/version")" \
+			provider_release "$suite" "$rel"
+	else
+		tap "not ok - Debian $suite's rdma-core is fetched (scripts/rdma-core-release.sh)"
+		sed 's/^/# /' "$out/release.log"
+	fi
+done
 
 point "the upstream siw builds as the interop peer (linux-source-6.1)" \
 	scripts/build-siw.sh

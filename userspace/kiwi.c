@@ -7,7 +7,10 @@
  * the one this provider was built for; the kernel checks that version once
  * more when a context is opened.
  */
+#define _GNU_SOURCE		/* dladdr() */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +160,7 @@ static struct verbs_context *kiwi_alloc_context(struct ibv_device *ibdev,
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	cmd.req.abi_version = KIWI_PROVIDER_ABI;
-	ret = ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+	ret = kiwi_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
 	if (ret) {
 		if (ret == EPROTONOSUPPORT)
@@ -211,7 +214,64 @@ static const struct verbs_device_ops kiwi_device_ops = {
 	.alloc_context = kiwi_alloc_context,
 };
 
+/*
+ * The rdma-core release whose context operations' layout libkiwi has: the
+ * one built against, unless a test build claims another to prove refusal.
+ */
+#ifndef KIWI_BUILT_FOR
+#define KIWI_BUILT_FOR KIWI_RDMA_CORE
+#endif
+
+/*
+ * kiwi_loaded_rdma_core() - the release of the libibverbs that loaded
+ * libkiwi, read off its file name (libibverbs.so.1.<minor>.<release>...,
+ * behind the libibverbs.so.1 link); 0 when the name does not say.
+ */
+static unsigned int kiwi_loaded_rdma_core(void)
+{
+	char path[PATH_MAX];
+	unsigned int so, minor, release;
+	const char *base;
+	Dl_info info;
+
+	if (!dladdr((void *)ibv_get_device_list, &info) || !info.dli_fname ||
+	    !realpath(info.dli_fname, path))
+		return 0;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (sscanf(base, "libibverbs.so.%u.%u.%u", &so, &minor, &release) != 3)
+		return 0;
+	return release;
+}
+
+/* The first release with @release's layout of the ABI (verbs_pabi.h). */
+static unsigned int kiwi_pabi_layout(unsigned int release)
+{
+	static const unsigned int first[] = { 65, 64, 62, 59, 57, 36 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+		if (release >= first[i])
+			return first[i];
+	return 0;
+}
+
+/*
+ * libibverbs loads libkiwi-rdmav<ABI>.so by the ABI's name alone, but some
+ * releases changed the layout under one name (verbs_pabi.h): a libkiwi
+ * built against another layout than the loader's would read the wrong
+ * operations, so it does not register, and says why.
+ */
 static void __attribute__((constructor)) kiwi_register_provider(void)
 {
-	verbs_register_driver_34(&kiwi_device_ops);
+	unsigned int loaded = kiwi_loaded_rdma_core();
+
+	if (loaded && (loaded > 65 ||
+		       kiwi_pabi_layout(loaded) != kiwi_pabi_layout(KIWI_BUILT_FOR))) {
+		fprintf(stderr,
+			"libkiwi: built for rdma-core %u, loaded by rdma-core %u, whose provider ABI differs: rebuild libkiwi against it (make provider); no kiwi device is usable\n",
+			KIWI_BUILT_FOR, loaded);
+		return;
+	}
+	verbs_register_driver(&kiwi_device_ops);
 }

@@ -1,14 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The private provider ABI of libibverbs, version 34 (IBVERBS_PRIVATE_34),
+ * The private provider ABI of libibverbs (IBVERBS_PRIVATE_<KIWI_PABI>),
  * declared here because rdma-core does not install its provider header.
  * Only what libkiwi uses is declared, except that every structure libibverbs
- * itself reads or allocates is declared whole, with the layout of that ABI
- * (the same in rdma-core 44 and 56). The build refuses a libibverbs that does
- * not export IBVERBS_PRIVATE_34.
+ * itself reads or allocates is declared whole, with the layout of the
+ * rdma-core release built against (KIWI_RDMA_CORE, its major version).
+ *
+ * rdma-core names the ABI after the release that last renamed it, but has
+ * also added context operations within one name (in 35, 36 and 62), so
+ * the layout follows the release, not the name. What changed in what
+ * libkiwi declares, read from libibverbs/driver.h at each release tag:
+ *   36 to 56 (ABI 34)  the layout declared without conditions;
+ *   57, 58 (ABI 57)    ibv_cmd_get_context() takes a file descriptor array;
+ *   59 to 61 (ABI 59)  context ops alloc_dmah, dealloc_dmah, reg_mr_ex;
+ *   62, 63 (ABI 59)    context ops dm_export_dmabuf_fd, query_port_speed;
+ *   64 (ABI 64)        context ops alloc_buf, free_buf;
+ *   65 (ABI 65)        context ops for completion counters (*_comp_cntr).
+ * userspace/Makefile reads both numbers off the libibverbs built against
+ * and refuses a release outside 36 to 65; the public verbs.h must be that
+ * same release's.
  */
 #ifndef KIWI_VERBS_PABI_H
 #define KIWI_VERBS_PABI_H
+
+#if !defined(KIWI_PABI) || !defined(KIWI_RDMA_CORE)
+#error "KIWI_PABI and KIWI_RDMA_CORE are set by userspace/Makefile"
+#elif KIWI_RDMA_CORE < 36 || KIWI_RDMA_CORE > 65
+#error "libkiwi knows the provider ABI of rdma-core 36 to 65 only"
+#endif
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -121,7 +140,13 @@ typedef void *pabi_op;
 
 struct verbs_context_ops {
 	pabi_op advise_mr;
+#if KIWI_RDMA_CORE >= 64
+	pabi_op alloc_buf;
+#endif
 	pabi_op alloc_dm;
+#if KIWI_RDMA_CORE >= 59
+	pabi_op alloc_dmah;
+#endif
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	pabi_op alloc_null_mr;
 	pabi_op alloc_parent_domain;
@@ -135,6 +160,9 @@ struct verbs_context_ops {
 	pabi_op close_xrcd;
 	pabi_op cq_event;
 	pabi_op create_ah;
+#if KIWI_RDMA_CORE >= 65
+	pabi_op create_comp_cntr;
+#endif
 	pabi_op create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
 				    struct ibv_comp_channel *channel,
@@ -152,11 +180,17 @@ struct verbs_context_ops {
 				      struct ibv_srq_init_attr *attr);
 	pabi_op create_srq_ex;
 	pabi_op create_wq;
+#if KIWI_RDMA_CORE >= 59
+	pabi_op dealloc_dmah;
+#endif
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	pabi_op dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	pabi_op destroy_ah;
+#if KIWI_RDMA_CORE >= 65
+	pabi_op destroy_comp_cntr;
+#endif
 	pabi_op destroy_counters;
 	int (*destroy_cq)(struct ibv_cq *cq);
 	pabi_op destroy_flow;
@@ -166,12 +200,22 @@ struct verbs_context_ops {
 	int (*destroy_srq)(struct ibv_srq *srq);
 	pabi_op destroy_wq;
 	pabi_op detach_mcast;
+#if KIWI_RDMA_CORE >= 62
+	pabi_op dm_export_dmabuf_fd;
+#endif
+#if KIWI_RDMA_CORE >= 64
+	pabi_op free_buf;
+#endif
 	void (*free_context)(struct ibv_context *context);
 	pabi_op free_dm;
 	pabi_op get_srq_num;
 	pabi_op import_dm;
 	pabi_op import_mr;
 	pabi_op import_pd;
+#if KIWI_RDMA_CORE >= 65
+	pabi_op inc_comp_cntr;
+	pabi_op inc_err_comp_cntr;
+#endif
 	pabi_op modify_cq;
 	pabi_op modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -190,6 +234,10 @@ struct verbs_context_ops {
 	pabi_op post_srq_ops;
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			     struct ibv_recv_wr **bad_wr);
+#if KIWI_RDMA_CORE >= 65
+	pabi_op qp_attach_comp_cntr;
+	pabi_op query_comp_cntr_caps;
+#endif
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -197,21 +245,39 @@ struct verbs_context_ops {
 	pabi_op query_ece;
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
+#if KIWI_RDMA_CORE >= 62
+	pabi_op query_port_speed;
+#endif
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	pabi_op query_qp_data_in_order;
 	pabi_op query_rt_values;
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+#if KIWI_RDMA_CORE >= 65
+	pabi_op read_comp_cntr;
+#endif
 	pabi_op read_counters;
+#if KIWI_RDMA_CORE >= 65
+	pabi_op read_err_comp_cntr;
+#endif
 	pabi_op reg_dm_mr;
 	pabi_op reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
+#if KIWI_RDMA_CORE >= 59
+	pabi_op reg_mr_ex;
+#endif
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+#if KIWI_RDMA_CORE >= 65
+	pabi_op set_comp_cntr;
+#endif
 	pabi_op set_ece;
+#if KIWI_RDMA_CORE >= 65
+	pabi_op set_err_comp_cntr;
+#endif
 	pabi_op unimport_dm;
 	pabi_op unimport_mr;
 	pabi_op unimport_pd;
@@ -288,8 +354,11 @@ struct ibv_query_srq {
 	struct ib_uverbs_query_srq core_payload;
 };
 
-/* Functions libibverbs exports under IBVERBS_PRIVATE_34. */
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
+/* Functions libibverbs exports under IBVERBS_PRIVATE_<KIWI_PABI>. */
+#define PABI_CAT(a, b) a##b
+#define PABI_NAME(a, b) PABI_CAT(a, b)
+#define verbs_register_driver PABI_NAME(verbs_register_driver_, KIWI_PABI)
+void verbs_register_driver(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
 				    size_t alloc_size,
 				    struct verbs_context *context_offset,
@@ -297,10 +366,22 @@ void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
 void verbs_uninit_context(struct verbs_context *context);
 void verbs_set_ops(struct verbs_context *vctx,
 		   const struct verbs_context_ops *ops);
+#if KIWI_RDMA_CORE >= 57
+struct ibv_fd_arr;		/* file descriptors to pass; libkiwi passes none */
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ibv_fd_arr *fd_arr,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+#define kiwi_cmd_get_context(ctx, cmd, cmd_size, resp, resp_size) \
+	ibv_cmd_get_context(ctx, cmd, cmd_size, NULL, resp, resp_size)
+#else
 int ibv_cmd_get_context(struct verbs_context *context,
 			struct ibv_get_context *cmd, size_t cmd_size,
 			struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size);
+#define kiwi_cmd_get_context ibv_cmd_get_context
+#endif
 int ibv_cmd_query_device_any(struct ibv_context *context,
 			     const struct ibv_query_device_ex_input *input,
 			     struct ibv_device_attr_ex *attr, size_t attr_size,
@@ -344,7 +425,7 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 /*
- * One argument in every rdma-core from 44 to 64 (libibverbs/driver.h and
+ * One argument in every rdma-core from 44 to 65 (libibverbs/driver.h and
  * cmd_mr.c); the ioctl's driver attributes are not exposed to providers.
  */
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);

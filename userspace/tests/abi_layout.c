@@ -7,7 +7,8 @@
  * - KIWI_DRIVER_ID must not collide with any driver id the kernel headers
  *   on this machine define.
  * - userspace/verbs_pabi.h must match the layout of libibverbs' private ABI
- *   34 as rdma-core 44 and 56 define it (offsets taken from there).
+ *   as each rdma-core release it knows defines it (offsets taken from
+ *   there); the Makefile builds this test once per layout.
  *
  * Prints TAP.
  */
@@ -37,9 +38,62 @@ static void expect(int cond, const char *what)
 	expect((size_t)(a) == (size_t)(b), _d);				\
 } while (0)
 
+/*
+ * The context operations libkiwi sets, and where each lies in struct
+ * verbs_context_ops of the release this test is built for (KIWI_RDMA_CORE):
+ * the number of pointers and each one's index, counted in
+ * libibverbs/driver.h at the rdma-core tags v44.0, v57.0, v59.0, v62.0,
+ * v64.0 and v65.0 (the releases 36 to 56 have 44's layout).
+ */
+#define KIWI_OPS(X) X(alloc_mw) X(alloc_pd) X(bind_mw) X(create_cq)	\
+	X(create_cq_ex) X(create_qp) X(create_qp_ex) X(create_srq)	\
+	X(dealloc_mw) X(dealloc_pd) X(dereg_mr) X(destroy_cq)		\
+	X(destroy_qp) X(destroy_srq) X(free_context) X(modify_qp)	\
+	X(modify_srq) X(poll_cq) X(post_recv) X(post_send)		\
+	X(post_srq_recv) X(query_device_ex) X(query_port) X(query_qp)	\
+	X(query_srq) X(reg_mr) X(req_notify_cq) X(rereg_mr) X(resize_cq)
+#define OP_OFFSET(op) offsetof(struct verbs_context_ops, op),
+#define OP_NAME(op) #op,
+static const size_t op_offset[] = { KIWI_OPS(OP_OFFSET) };
+static const char *const op_name[] = { KIWI_OPS(OP_NAME) };
+
+#if KIWI_RDMA_CORE >= 65
+#define OPS 93
+static const unsigned int op_index[] = { 4, 7, 12, 18, 19, 22, 23, 25, 29,
+	30, 32, 36, 39, 41, 46, 56, 58, 62, 63, 64, 66, 69, 71, 73, 76, 82, 84,
+	85, 86 };
+#elif KIWI_RDMA_CORE >= 64
+#define OPS 83
+static const unsigned int op_index[] = { 4, 7, 12, 17, 18, 21, 22, 24, 28,
+	29, 31, 34, 37, 39, 44, 52, 54, 58, 59, 60, 62, 63, 65, 67, 70, 74, 76,
+	77, 78 };
+#elif KIWI_RDMA_CORE >= 62
+#define OPS 81
+static const unsigned int op_index[] = { 3, 6, 11, 16, 17, 20, 21, 23, 27,
+	28, 30, 33, 36, 38, 42, 50, 52, 56, 57, 58, 60, 61, 63, 65, 68, 72, 74,
+	75, 76 };
+#elif KIWI_RDMA_CORE >= 59
+#define OPS 79
+static const unsigned int op_index[] = { 3, 6, 11, 16, 17, 20, 21, 23, 27,
+	28, 30, 33, 36, 38, 41, 49, 51, 55, 56, 57, 59, 60, 62, 63, 66, 70, 72,
+	73, 74 };
+#else
+#define OPS 76
+static const unsigned int op_index[] = { 2, 5, 10, 15, 16, 19, 20, 22, 25,
+	26, 28, 31, 34, 36, 39, 47, 49, 53, 54, 55, 57, 58, 60, 61, 64, 68, 69,
+	70, 71 };
+#endif
+
+_Static_assert(sizeof(op_index) / sizeof(op_index[0]) ==
+	       sizeof(op_offset) / sizeof(op_offset[0]), "one index per op");
+
 int main(void)
 {
+	unsigned int i;
+
 	printf("TAP version 13\n");
+	printf("# struct verbs_context_ops as rdma-core %d lays it out\n",
+	       KIWI_RDMA_CORE);
 
 	EXPECT_EQ(sizeof(struct kiwi_alloc_ucontext_req), 8);
 	EXPECT_EQ(offsetof(struct kiwi_alloc_ucontext_req, abi_version), 0);
@@ -71,35 +125,15 @@ int main(void)
 	expect(KIWI_VENDOR_ID > 0xffff && ((KIWI_VENDOR_ID >> 16) & 1),
 	       "KIWI_VENDOR_ID is wider than 16 bits and has the group bit set");
 
-	/* struct verbs_context_ops: 76 pointers in alphabetical order. */
-	EXPECT_EQ(sizeof(struct verbs_context_ops), 76 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, alloc_pd), 5 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, alloc_mw), 2 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, bind_mw), 10 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, dealloc_mw), 25 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, dealloc_pd), 26 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, free_context), 39 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, query_device_ex), 58 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, query_port), 60 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, create_cq), 15 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, create_qp), 19 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, create_cq_ex), 16 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, create_qp_ex), 20 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, destroy_cq), 31 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, destroy_qp), 34 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, modify_qp), 47 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, poll_cq), 53 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, post_recv), 54 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, post_send), 55 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, query_qp), 61 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, create_srq), 22 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, destroy_srq), 36 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, modify_srq), 49 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, post_srq_recv), 57 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, query_srq), 64 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, req_notify_cq), 69 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, dereg_mr), 28 * sizeof(void *));
-	EXPECT_EQ(offsetof(struct verbs_context_ops, reg_mr), 68 * sizeof(void *));
+	/* struct verbs_context_ops: pointers in alphabetical order. */
+	EXPECT_EQ(sizeof(struct verbs_context_ops), OPS * sizeof(void *));
+	for (i = 0; i < sizeof(op_index) / sizeof(op_index[0]); i++) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "%s is pointer %u of %d (got %zu)",
+			 op_name[i], op_index[i], OPS, op_offset[i] / sizeof(void *));
+		expect(op_offset[i] == op_index[i] * sizeof(void *), what);
+	}
 
 	/* struct verbs_mr: ibv_mr, then mr_type and access (x86-64 LP64). */
 	EXPECT_EQ(sizeof(struct ibv_mr), 48);
