@@ -21,7 +21,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "../../../../../.."))
+ROOT = os.environ.get("KIWI_ROOT") or os.path.normpath(os.path.join(HERE, "../../../../../.."))
 TABLE = os.path.join(ROOT, "Documentation/infiniband/kiwi-conformance.rst")
 AREAS = ("srq", "mw", "rereg", "qpsm")
 KINDS = ("TESTED", "REASON", "PENDING", "UNTESTED")

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 tap_begin "provider ABI handshake"
 
-root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
+root=$KIWI_ROOT
 check "set up kiwi0 on a veth pair" kiwi_veth_dev kiwi0
 
 # The raw checks talk to the uverbs character device directly; on a real
