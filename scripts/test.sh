@@ -95,17 +95,6 @@ done
 
 point "the upstream siw builds as the interop peer (linux-source-6.1)" \
 	scripts/build-siw.sh
-# What of linux-source-6.1's tree the kernel's selftest make needs, for
-# kselftest_tree.sh (which copies the selftests into it) in the VM.
-ksft_tree() {
-	local t=build/ksft/linux-source-6.1
-	[ -f "$t/tools/testing/selftests/lib.mk" ] && return 0
-	rm -rf build/ksft && mkdir -p build/ksft &&
-		tar -C build/ksft -xJf /usr/src/linux-source-6.1.tar.xz \
-			"${t#build/ksft/}/Makefile" "${t#build/ksft/}/scripts" \
-			"${t#build/ksft/}/tools/testing/selftests"
-}
-point "linux-source-6.1's selftest tree unpacks (build/ksft)" ksft_tree
 
 echo "== static checks"
 point "sparse reports nothing" scripts/sparse-check.sh

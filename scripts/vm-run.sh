@@ -74,8 +74,9 @@ timeout --kill-after=20 "$timeout" \
 if [ -n "$console" ]; then
 	exec 2>&3 3>&-
 	if [ "$rc" = 255 ]; then
-		echo "vm-run: the guest kernel stopped; the end of its console ($console):" >&2
-		tail -n 80 "$console" >&2
+		# As TAP comments: test runners pass those on.
+		echo "# vm-run: the guest kernel stopped; the end of its console ($console):" >&2
+		tail -n 80 "$console" | sed 's/^/# console: /' >&2
 	fi
 fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
