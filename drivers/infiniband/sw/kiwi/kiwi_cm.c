@@ -293,12 +293,12 @@ static void kiwi_cep_watch(struct work_struct *work)
 		if (!kiwi_cep_stalled(cep)) {
 			kiwi_cep_watch_queue(cep);
 		} else {
-			kiwi_stat_inc(cep->kdev, KIWI_STAT_LLP_TIMEOUT);
 			ibdev_info_ratelimited(&cep->kdev->ibdev,
 					       "QP %u: no progress from the peer for %lu s, resetting the connection\n",
 					       cep->qp ? cep->qp->base_qp.qp_num : 0,
 					       cep->llp / HZ);
-			kiwi_cm_lost(cep);
+			if (kiwi_cm_lost(cep))
+				kiwi_stat_inc(cep->kdev, KIWI_STAT_LLP_TIMEOUT);
 		}
 	}
 	mutex_unlock(&cep->lock);
@@ -758,11 +758,16 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 	    (!term && (sk->sk_err ||
 		       (sk->sk_state == TCP_CLOSE && !cep->fin_sent)))) {
 		/*
-		 * Whoever set KIWI_CEP_CLOSE_LOST counted its cause; an
-		 * abortive close of our own resets the stream itself.
+		 * The peer's or TCP's doing, counted once: whoever set
+		 * KIWI_CEP_CLOSE_LOST first counted its cause (the bit set
+		 * here changes nothing else), and a QP no longer connected
+		 * was failed by its consumer, whose abortive close reset the
+		 * stream itself.
 		 */
-		if (!test_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req) &&
-		    !test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req))
+		if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
+		    cep->qp && (READ_ONCE(cep->qp->state) == IB_QPS_RTS ||
+				READ_ONCE(cep->qp->state) == IB_QPS_SQD) &&
+		    !test_and_set_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req))
 			kiwi_stat_inc(cep->kdev, KIWI_STAT_LLP_RESET);
 		kiwi_cep_end(cep, false, true);
 		return;
@@ -1372,11 +1377,15 @@ void kiwi_cm_terminated(struct kiwi_cep *cep)
  * while a Terminate is on its way.
  *
  * Context: any; takes no lock the caller may hold.
+ * Return: true when the stream was not reported lost before: the caller
+ * counts the cause.
  */
-void kiwi_cm_lost(struct kiwi_cep *cep)
+bool kiwi_cm_lost(struct kiwi_cep *cep)
 {
-	set_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req);
+	bool first = !test_and_set_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req);
+
 	kiwi_cm_close(cep, true);
+	return first;
 }
 
 /* Have the endpoint look at its state again (the send queue ran dry). */
