@@ -18,6 +18,7 @@
 
 #include "kiwi_compat.h"
 #include "kiwi_limits.h"
+#include "kiwi_stat.h"
 
 #include "kiwi_cm.h"
 #include "kiwi_engine.h"
@@ -28,17 +29,6 @@ extern unsigned int kiwi_zcopy_min;
 extern unsigned int kiwi_mpa_rev;
 extern unsigned int kiwi_llp_timeout;
 extern unsigned int kiwi_fpdu_segs;
-
-/* Port counters (kiwi_stats.c). */
-enum kiwi_stat {
-	KIWI_STAT_ZCOPY_BYTES,	/* wire bytes TCP took by reference */
-	KIWI_STAT_ZCOPY_COPIED,	/* zero-copy sends TCP ended up copying */
-	KIWI_STAT_ZCOPY_NOBUFS,	/* batches copied: no notification room */
-	KIWI_STAT_RX_HELD_BYTES, /* payload held until its MPA CRC matched */
-	KIWI_STAT_RESP_SOFTIRQ,	/* Read/atomic responses sent from receive */
-	KIWI_STAT_RESP_WORKER,	/* Read/atomic responses sent by the worker */
-	KIWI_NUM_STATS
-};
 
 /**
  * struct kiwi_device - one kiwi RDMA device bound to one netdev
@@ -229,6 +219,9 @@ static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
  * @rtr_pending: true until that message went out or came in; a
  *	responder without one waits for the initiator's first message
  * @initiator: this side sent the MPA Request
+ * @rx_err_stat: the port counter (enum kiwi_stat) of the error the
+ *	receive engine is about to report, when its Terminate code alone
+ *	does not tell (0: by the code); the receive engine's (socket lock)
  * @tx: transmit engine, allocated with the QP
  * @rx: receive engine, allocated with the QP
  */
@@ -259,6 +252,7 @@ struct kiwi_qp {
 	u8 rtr;
 	bool rtr_pending;
 	bool initiator;
+	u8 rx_err_stat;
 	struct kiwi_tx *tx;
 	struct kiwi_rx *rx;
 };

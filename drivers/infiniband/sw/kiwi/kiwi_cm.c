@@ -297,7 +297,8 @@ static void kiwi_cep_watch(struct work_struct *work)
 					       "QP %u: no progress from the peer for %lu s, resetting the connection\n",
 					       cep->qp ? cep->qp->base_qp.qp_num : 0,
 					       cep->llp / HZ);
-			kiwi_cm_lost(cep);
+			if (kiwi_cm_lost(cep))
+				kiwi_stat_inc(cep->kdev, KIWI_STAT_LLP_TIMEOUT);
 		}
 	}
 	mutex_unlock(&cep->lock);
@@ -397,8 +398,10 @@ static int kiwi_cm_recv_mpa(struct kiwi_cep *cep, bool want_reply)
 					     &cep->peer);
 			if (ret == 0)
 				return 1;
-			if (ret < 0)
+			if (ret < 0) {
+				kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_FRAME_ERR);
 				return -EBADMSG;
+			}
 			need = ret;
 		}
 		iov.iov_base = cep->mpa + cep->mpa_got;
@@ -407,8 +410,10 @@ static int kiwi_cm_recv_mpa(struct kiwi_cep *cep, bool want_reply)
 				     MSG_DONTWAIT);
 		if (ret == -EAGAIN)
 			return 0;
-		if (ret <= 0)
+		if (ret <= 0) {
+			kiwi_stat_inc(cep->kdev, KIWI_STAT_CM_CONN_ERR);
 			return -ECONNRESET;
+		}
 		cep->mpa_got += ret;
 	}
 }
@@ -497,6 +502,7 @@ static void kiwi_cep_connect_failed(struct kiwi_cep *cep, int status)
 static bool kiwi_cm_peer_ok(struct kiwi_cep *cep)
 {
 	if (cep->peer.markers) {
+		kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_NEGOTIATION_ERR);
 		pr_info_ratelimited("kiwi: %s: peer requires MPA markers, which kiwi does not support; refusing the connection\n",
 				    dev_name(&cep->kdev->ibdev.dev));
 		return false;
@@ -523,11 +529,18 @@ static void kiwi_cep_got_reply(struct kiwi_cep *cep)
 
 	lockdep_assert_held(&cep->lock);
 	if (rep->reject) {
+		kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_REJECT_RCVD);
 		kiwi_cep_connect_failed(cep, -ECONNREFUSED);
 		return;
 	}
-	if (!kiwi_cm_peer_ok(cep) || (rep->enhanced && !cep->enhanced) ||
+	if (!kiwi_cm_peer_ok(cep)) {
+		kiwi_cep_connect_failed(cep, -ECONNREFUSED);
+		return;
+	}
+	/* MPA v2 or an RTR message we did not offer, or several RTRs */
+	if ((rep->enhanced && !cep->enhanced) ||
 	    (rep->rtr & (rep->rtr - 1)) || (rep->rtr & ~cep->rtr)) {
+		kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_NEGOTIATION_ERR);
 		kiwi_cep_connect_failed(cep, -ECONNREFUSED);
 		return;
 	}
@@ -579,6 +592,7 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep)
 {
 	cep->out_len = 0;
 	cep->rtr = KIWI_RTR_NONE;
+	kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_REJECT_SENT);
 	kiwi_cm_send_mpa(cep, true, true);
 	kiwi_cep_teardown(cep, true);
 }
@@ -743,6 +757,18 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 	if (test_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req) ||
 	    (!term && (sk->sk_err ||
 		       (sk->sk_state == TCP_CLOSE && !cep->fin_sent)))) {
+		/*
+		 * The peer's or TCP's doing, counted once: whoever set
+		 * KIWI_CEP_CLOSE_LOST first counted its cause (the bit set
+		 * here changes nothing else), and a QP no longer connected
+		 * was failed by its consumer, whose abortive close reset the
+		 * stream itself.
+		 */
+		if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
+		    cep->qp && (READ_ONCE(cep->qp->state) == IB_QPS_RTS ||
+				READ_ONCE(cep->qp->state) == IB_QPS_SQD) &&
+		    !test_and_set_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req))
+			kiwi_stat_inc(cep->kdev, KIWI_STAT_LLP_RESET);
 		kiwi_cep_end(cep, false, true);
 		return;
 	}
@@ -752,10 +778,12 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 	}
 	if (cep->fin_sent) {
 		/* Only the peer's FIN may come now (V-ST-C6, V-AMB-26). */
-		if (kiwi_cep_data_after_fin(sk))
+		if (kiwi_cep_data_after_fin(sk)) {
+			kiwi_stat_inc(cep->kdev, KIWI_STAT_LLP_DATA_AFTER_FIN);
 			kiwi_cep_end(cep, false, true);
-		else if (sk->sk_shutdown & RCV_SHUTDOWN)
+		} else if (sk->sk_shutdown & RCV_SHUTDOWN) {
 			kiwi_cep_teardown(cep, true);
+		}
 		return;
 	}
 	if (sk->sk_shutdown & RCV_SHUTDOWN) {
@@ -766,7 +794,8 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 		if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
 		    cep->qp && cep->qp->sock == cep->sock &&
 		    kiwi_qp_fin_cuts_work(cep->qp, cep)) {
-			kiwi_rx_terminate_llp(cep->qp, KIWI_TC_RDMAP_CATA_STREAM);
+			kiwi_rx_terminate_llp(cep->qp, KIWI_TC_RDMAP_CATA_STREAM,
+					      KIWI_STAT_LLP_BAD_CLOSE);
 			kiwi_cep_teardown(cep, true);
 			return;
 		}
@@ -813,11 +842,13 @@ static void kiwi_cep_work(struct work_struct *work)
 			break;
 		if (cep->sock->sk->sk_state == TCP_ESTABLISHED) {
 			if (kiwi_cm_send_mpa(cep, false, false)) {
+				kiwi_stat_inc(cep->kdev, KIWI_STAT_CM_CONN_ERR);
 				kiwi_cep_connect_failed(cep, -ECONNRESET);
 				break;
 			}
 			cep->state = KIWI_CEP_AWAIT_REP;
 		} else if (cep->sock->sk->sk_state == TCP_CLOSE) {
+			kiwi_stat_inc(cep->kdev, KIWI_STAT_CM_CONN_ERR);
 			ret = sock_error(cep->sock->sk);
 			kiwi_cep_connect_failed(cep, ret ?: -ECONNREFUSED);
 		}
@@ -844,8 +875,10 @@ static void kiwi_cep_work(struct work_struct *work)
 		 * would fail, and the iw_cm may have dropped the request.
 		 */
 		if (cep->sock && cep->sock->sk->sk_state != TCP_ESTABLISHED &&
-		    kiwi_cep_reap(cep))
+		    kiwi_cep_reap(cep)) {
+			kiwi_stat_inc(cep->kdev, KIWI_STAT_CM_CONN_ERR);
 			kiwi_cep_teardown(cep, false);
+		}
 		break;
 	case KIWI_CEP_RDMA:
 		kiwi_cep_rdma_work(cep);
@@ -864,12 +897,16 @@ static void kiwi_cep_timeout(struct work_struct *work)
 
 	mutex_lock(&cep->lock);
 	if (cep->state == KIWI_CEP_CONNECTING ||
-	    cep->state == KIWI_CEP_AWAIT_REP)
+	    cep->state == KIWI_CEP_AWAIT_REP) {
+		kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_TIMEOUT);
 		kiwi_cep_connect_failed(cep, -ETIMEDOUT);
-	else if (cep->state == KIWI_CEP_AWAIT_REQ)
+	} else if (cep->state == KIWI_CEP_AWAIT_REQ) {
+		kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_TIMEOUT);
 		kiwi_cep_teardown(cep, false);
-	else if (cep->state == KIWI_CEP_RDMA && cep->closing)
+	} else if (cep->state == KIWI_CEP_RDMA && cep->closing) {
+		kiwi_stat_inc(cep->kdev, KIWI_STAT_LLP_TIMEOUT);
 		kiwi_cep_end(cep, false, true);	/* the close timed out */
+	}
 	mutex_unlock(&cep->lock);
 	kiwi_cep_put(cep);	/* the timer's reference */
 }
@@ -1058,6 +1095,7 @@ int kiwi_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 pdata_len)
 		cep->out_len = min_t(u32, pdata_len,
 				     kiwi_cm_pdata_max(cep->enhanced));
 		cep->rtr = KIWI_RTR_NONE;
+		kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_REJECT_SENT);
 		kiwi_cm_send_mpa(cep, true, true);
 	}
 	kiwi_cep_teardown(cep, true);
@@ -1339,11 +1377,15 @@ void kiwi_cm_terminated(struct kiwi_cep *cep)
  * while a Terminate is on its way.
  *
  * Context: any; takes no lock the caller may hold.
+ * Return: true when the stream was not reported lost before: the caller
+ * counts the cause.
  */
-void kiwi_cm_lost(struct kiwi_cep *cep)
+bool kiwi_cm_lost(struct kiwi_cep *cep)
 {
-	set_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req);
+	bool first = !test_and_set_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req);
+
 	kiwi_cm_close(cep, true);
+	return first;
 }
 
 /* Have the endpoint look at its state again (the send queue ran dry). */

@@ -320,6 +320,42 @@ static void kiwi_cq_event(struct kiwi_cq *cq, enum ib_event_type type)
 		cq->base_cq.event_handler(&event, cq->base_cq.cq_context);
 }
 
+/*
+ * An error completion went into @cq: count it by its status. Only error
+ * completions come here; the success path counts nothing.
+ */
+static void kiwi_cq_count_error(struct kiwi_cq *cq, u8 status)
+{
+	struct kiwi_device *kdev = to_kdev(cq->base_cq.device);
+
+	if (status == IB_WC_WR_FLUSH_ERR) {
+		kiwi_stat_inc(kdev, KIWI_STAT_CQE_FLUSH_ERR);
+		return;
+	}
+	kiwi_stat_inc(kdev, KIWI_STAT_CQE_ERR);
+	switch (status) {
+	case IB_WC_LOC_PROT_ERR:
+		kiwi_stat_inc(kdev, KIWI_STAT_CQE_LOC_PROT_ERR);
+		break;
+	case IB_WC_LOC_LEN_ERR:
+		kiwi_stat_inc(kdev, KIWI_STAT_CQE_LOC_LEN_ERR);
+		break;
+	case IB_WC_LOC_QP_OP_ERR:
+		kiwi_stat_inc(kdev, KIWI_STAT_CQE_LOC_QP_OP_ERR);
+		break;
+	case IB_WC_MW_BIND_ERR:
+		kiwi_stat_inc(kdev, KIWI_STAT_CQE_MW_BIND_ERR);
+		break;
+	case IB_WC_REM_ACCESS_ERR:
+	case IB_WC_REM_OP_ERR:
+	case IB_WC_REM_INV_REQ_ERR:
+		kiwi_stat_inc(kdev, KIWI_STAT_CQE_REM_ERR);
+		break;
+	default:
+		break;
+	}
+}
+
 /**
  * kiwi_cq_add() - post one completion
  * @cq: the CQ
@@ -344,8 +380,11 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 		notify = !cq->overflow;
 		cq->overflow = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
-		if (notify)
+		if (notify) {
+			kiwi_stat_inc(to_kdev(cq->base_cq.device),
+				      KIWI_STAT_CQ_OVERFLOW);
 			kiwi_cq_event(cq, IB_EVENT_CQ_ERR);
+		}
 		return -ENOSPC;
 	}
 
@@ -376,9 +415,11 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *src)
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (src->status != IB_WC_SUCCESS)
+	if (src->status != IB_WC_SUCCESS) {
+		kiwi_cq_count_error(cq, src->status);
 		trace_kiwi_cqe_error(&cq->base_cq, src->id, src->qp_num,
 				     src->opcode, src->status);
+	}
 	if (notify)
 		kiwi_cq_notify(cq);
 	return 0;

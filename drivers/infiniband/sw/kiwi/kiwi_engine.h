@@ -12,6 +12,7 @@
 
 #include "kiwi_fpdu.h"
 #include "kiwi_limits.h"
+#include "kiwi_stat.h"
 #include "kiwi_wire.h"
 
 struct kiwi_qp;
@@ -237,6 +238,6 @@ void kiwi_rx_data_ready(struct sock *sk);
 int kiwi_rx_prepare(struct kiwi_qp *qp);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_drain(struct kiwi_qp *qp);
-void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc);
+void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc, enum kiwi_stat stat);
 
 #endif /* _KIWI_ENGINE_H */

@@ -419,6 +419,10 @@ void kiwi_qp_async_event(struct kiwi_qp *qp, enum ib_event_type type)
 		.event = type,
 	};
 
+	if (type == IB_EVENT_QP_FATAL)
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_QP_FATAL_EVENT);
+	else if (type == IB_EVENT_QP_ACCESS_ERR)
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_QP_ACCESS_EVENT);
 	if (qp->base_qp.event_handler)
 		qp->base_qp.event_handler(&ev, qp->base_qp.qp_context);
 }

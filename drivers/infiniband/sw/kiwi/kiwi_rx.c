@@ -60,10 +60,69 @@ static void kiwi_rx_put_rqe(struct kiwi_rx *rx)
 }
 
 /*
- * Stop receiving and have the transmit engine send a Terminate for @tc
- * about the current FPDU, then fail the connection.
+ * The port counter of a protocol violation the receive engine found, by
+ * the Terminate code it sends; a site whose code is shared with other
+ * causes named its counter in qp->rx_err_stat.
  */
-static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
+static enum kiwi_stat kiwi_rx_err_stat(struct kiwi_qp *qp, u32 tc)
+{
+	if (qp->rx_err_stat)
+		return qp->rx_err_stat;
+	switch (tc) {
+	case KIWI_TC_MPA_CRC:
+		return KIWI_STAT_RX_CRC_ERR;
+	case KIWI_TC_DDP_LOCAL_CATA:
+		/* Else only kiwi_ddp_parse() and fpdu_hdr() send it. */
+		return KIWI_STAT_RX_FPDU_LEN_ERR;
+	case KIWI_TC_DDP_T_INV_STAG:
+		return KIWI_STAT_RX_DDP_INV_STAG;
+	case KIWI_TC_DDP_T_BASE_BOUNDS:
+	case KIWI_TC_DDP_T_TO_WRAP:
+		return KIWI_STAT_RX_DDP_BOUNDS_ERR;
+	case KIWI_TC_DDP_T_STAG_NOT_ASSOC:
+		return KIWI_STAT_RX_DDP_ACCESS_ERR;
+	case KIWI_TC_DDP_T_INV_VERSION:
+	case KIWI_TC_DDP_U_INV_VERSION:
+		return KIWI_STAT_RX_DDP_VERSION_ERR;
+	case KIWI_TC_DDP_U_INV_QN:
+		return KIWI_STAT_RX_DDP_INV_QN;
+	case KIWI_TC_DDP_U_NO_BUF:
+		return KIWI_STAT_RX_NO_RECV_BUF;
+	case KIWI_TC_DDP_U_INV_MSN:
+		return KIWI_STAT_RX_DDP_INV_MSN;
+	case KIWI_TC_DDP_U_INV_MO:
+		return KIWI_STAT_RX_DDP_INV_MO;
+	case KIWI_TC_DDP_U_TOO_LONG:
+		return KIWI_STAT_RX_DDP_TOO_LONG;
+	case KIWI_TC_RDMAP_INV_STAG:
+		return KIWI_STAT_RX_RDMAP_INV_STAG;
+	case KIWI_TC_RDMAP_BASE_BOUNDS:
+	case KIWI_TC_RDMAP_TO_WRAP:
+		return KIWI_STAT_RX_RDMAP_BOUNDS_ERR;
+	case KIWI_TC_RDMAP_ACCESS:
+	case KIWI_TC_RDMAP_STAG_NOT_ASSOC:
+		return KIWI_STAT_RX_RDMAP_ACCESS_ERR;
+	case KIWI_TC_RDMAP_PROT_CANT_INV:
+		return KIWI_STAT_RX_INVAL_ERR;
+	case KIWI_TC_RDMAP_INV_VERSION:
+		return KIWI_STAT_RX_RDMAP_VERSION_ERR;
+	case KIWI_TC_RDMAP_UNEXP_OPCODE:
+		return KIWI_STAT_RX_RDMAP_OPCODE_ERR;
+	case KIWI_TC_RDMAP_OP_UNSPEC:
+	case KIWI_TC_RDMAP_CATA_STREAM:
+		return KIWI_STAT_RX_RDMAP_OP_ERR;
+	default:
+		/* KIWI_TC_MPA_LOCAL_CATA: a copy out of the skb failed. */
+		return KIWI_STAT_RX_LOCAL_ERR;
+	}
+}
+
+/*
+ * Stop receiving and have the transmit engine send a Terminate for @tc
+ * about the current FPDU, then fail the connection; count the error in
+ * port counter @stat.
+ */
+static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc, enum kiwi_stat stat)
 {
 	struct kiwi_rx *rx = qp->rx;
 	struct kiwi_term t;
@@ -71,6 +130,7 @@ static void kiwi_rx_terminate(struct kiwi_qp *qp, u32 tc)
 	if (rx->state == KIWI_RX_DEAD)
 		return;
 	rx->state = KIWI_RX_DEAD;
+	kiwi_stat_inc(qp->kdev, stat);
 	ibdev_info_ratelimited(&qp->kdev->ibdev,
 			       "QP %u: peer violated the protocol, sending Terminate %08x (opcode %u, ULPDU %u)\n",
 			       qp->base_qp.qp_num, tc, rx->ddp.opcode,
@@ -119,8 +179,10 @@ static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	}
 
 	rx->have_rqe = true;
-	if (!kiwi_rqe_check(&rx->rqe, max_sge))
+	if (!kiwi_rqe_check(&rx->rqe, max_sge)) {
+		qp->rx_err_stat = KIWI_STAT_RX_LOCAL_ERR;
 		return KIWI_TC_DDP_LOCAL_CATA;
+	}
 	for (i = 0; i < rx->rqe.num_sge; i++) {
 		struct kiwi_sge *sge = &rx->rqe.sge[i];
 
@@ -136,6 +198,7 @@ static u32 kiwi_rx_take_rqe(struct kiwi_qp *qp)
 			 * receive completes in error, not as flushed.
 			 */
 			kiwi_rx_complete_rqe(qp, IB_WC_LOC_PROT_ERR);
+			qp->rx_err_stat = KIWI_STAT_RX_LOCAL_ERR;
 			return KIWI_TC_DDP_LOCAL_CATA;
 		}
 	}
@@ -230,11 +293,12 @@ u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 		struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
 
 		/* An atomic is answered by an Atomic Response, not this. */
-		if (!o || o->atomic)
-			return KIWI_TC_RDMAP_UNEXP_OPCODE;
-		if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
-		    o->got + seg > o->len)
-			return KIWI_TC_DDP_T_BASE_BOUNDS;
+		if (!o || o->atomic || h->stag != o->sink_stag ||
+		    h->to != o->sink_to + o->got || o->got + seg > o->len) {
+			qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
+			return !o || o->atomic ? KIWI_TC_RDMAP_UNEXP_OPCODE :
+			       KIWI_TC_DDP_T_BASE_BOUNDS;
+		}
 	}
 	if (!seg)
 		return 0;	/* zero length: no STag to check */
@@ -289,8 +353,10 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 	if (!skb)
 		atomic64_add(len, &qp->kdev->stats[KIWI_STAT_RX_HELD_BYTES]);
 	if (rx->ddp.tagged) {
-		if (kiwi_rx_write(rx->tmem, rx->to, skb, rx->hold, off, len))
+		if (kiwi_rx_write(rx->tmem, rx->to, skb, rx->hold, off, len)) {
+			qp->rx_err_stat = KIWI_STAT_RX_LOCAL_ERR;
 			return KIWI_TC_DDP_LOCAL_CATA;
+		}
 		rx->to += len;
 		return 0;
 	}
@@ -306,8 +372,10 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 		sge = &rx->rqe.sge[i];
 		in = min(len, sge->length - at);
 		if (kiwi_rx_write(rx->rqe_mem[i], sge->addr + at, skb,
-				  rx->hold, off, in))
+				  rx->hold, off, in)) {
+			qp->rx_err_stat = KIWI_STAT_RX_LOCAL_ERR;
 			return KIWI_TC_DDP_LOCAL_CATA;
+		}
 		pos += in;
 		off += in;
 		len -= in;
@@ -378,8 +446,10 @@ static u32 kiwi_rx_read_req(struct kiwi_qp *qp)
 			return tc;
 	}
 	/* Beyond the IRD we granted: RDMAC verbs Fig. 24, 0x1203. */
-	if (kiwi_irq_add(qp, &rr, NULL))
+	if (kiwi_irq_add(qp, &rr, NULL)) {
+		qp->rx_err_stat = KIWI_STAT_RX_IRD_OVERFLOW;
 		return KIWI_TC_DDP_U_INV_MSN;
+	}
 	qp->rx->answer_due = true;	/* once the stream is read */
 	return 0;
 }
@@ -428,8 +498,10 @@ static u32 kiwi_rx_atomic_req(struct kiwi_qp *qp)
 				   KIWI_UNTAGGED_HDR_LEN, &ar);
 	if (tc)
 		return tc;
-	if (kiwi_irq_full(qp))
+	if (kiwi_irq_full(qp)) {
+		qp->rx_err_stat = KIWI_STAT_RX_IRD_OVERFLOW;
 		return KIWI_TC_DDP_U_INV_MSN;
+	}
 	mem = kiwi_mem_get(qp->kdev, ar.stag);
 	if (!mem)
 		return KIWI_TC_RDMAP_INV_STAG;
@@ -473,12 +545,16 @@ static u32 kiwi_rx_atomic_resp(struct kiwi_qp *qp)
 	u8 status = IB_WC_SUCCESS;
 	struct kiwi_mem *mem;
 
-	if (!o || !o->atomic)
+	if (!o || !o->atomic) {
+		qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
 		return KIWI_TC_RDMAP_UNEXP_OPCODE;
+	}
 	kiwi_atomic_resp_parse(qp->rx->hdr + KIWI_MPA_LEN_SIZE +
 			       KIWI_UNTAGGED_HDR_LEN, &resp);
-	if (resp.req_id != o->msn)
+	if (resp.req_id != o->msn) {
+		qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
 		return KIWI_TC_RDMAP_OP_UNSPEC;
+	}
 	/* The local buffer, checked when posted, may be gone since. */
 	mem = kiwi_mem_get(qp->kdev, o->sink_stag);
 	if (!mem || kiwi_mem_check(mem, qp->base_qp.pd, IB_ACCESS_LOCAL_WRITE,
@@ -515,13 +591,17 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 		struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
 		u8 status = IB_WC_SUCCESS;
 
-		if (!o)
+		if (!o) {
+			qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
 			return KIWI_TC_RDMAP_UNEXP_OPCODE;
+		}
 		o->got += rx->ulpdu_len - h->hdr_len;
 		if (!h->last)
 			break;
-		if (o->got != o->len)
+		if (o->got != o->len) {
+			qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
 			return KIWI_TC_DDP_T_BASE_BOUNDS;
+		}
 		/*
 		 * Read with Invalidate: the sink STag is invalid before the
 		 * Read completes. A failure is the consumer's (a wrong
@@ -588,6 +668,7 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 
 		/* A Terminate is never answered with one (V-ST-R9). */
 		atomic_set(&qp->tx->term_claimed, 1);
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_TERM_RCVD);
 		if (!kiwi_term_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
 				     KIWI_UNTAGGED_HDR_LEN,
 				     rx->ulpdu_len - KIWI_UNTAGGED_HDR_LEN, &t)) {
@@ -629,7 +710,7 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 
 	tc = kiwi_fpdu_recv(qp->rx, qp, skb, off, avail);
 	if (tc)
-		kiwi_rx_terminate(qp, tc);
+		kiwi_rx_terminate(qp, tc, kiwi_rx_err_stat(qp, tc));
 	return avail;
 }
 
@@ -688,6 +769,7 @@ void kiwi_rx_drain(struct kiwi_qp *qp)
  * kiwi_rx_terminate_llp() - stop receiving and terminate for an LLP event
  * @qp: the connected QP
  * @tc: the Terminate code
+ * @stat: the port counter of the event
  *
  * The Terminate names no segment: the cause is the stream (a FIN with
  * work outstanding, a Bad LLP Close), not an FPDU. Nothing happens when
@@ -695,13 +777,13 @@ void kiwi_rx_drain(struct kiwi_qp *qp)
  *
  * Context: process context; takes the socket lock.
  */
-void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc)
+void kiwi_rx_terminate_llp(struct kiwi_qp *qp, u32 tc, enum kiwi_stat stat)
 {
 	struct sock *sk = qp->sock->sk;
 
 	lock_sock(sk);
 	qp->rx->hdr_got = 0;
-	kiwi_rx_terminate(qp, tc);
+	kiwi_rx_terminate(qp, tc, stat);
 	release_sock(sk);
 }
 
@@ -747,5 +829,6 @@ void kiwi_rx_reset(struct kiwi_qp *qp)
 	rx->tmem = NULL;
 	rx->write_bytes = 0;
 	rx->imm_pending = false;
+	qp->rx_err_stat = 0;
 	kiwi_fpdu_reset(rx, qp->crc);
 }

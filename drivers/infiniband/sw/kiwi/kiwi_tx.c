@@ -1336,6 +1336,8 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp)
 	 */
 	tx->stopped = true;
 	ret = kiwi_tx_message(qp, &m, &sent);
+	if (!ret)
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_TERM_SENT);
 	if (!ret && trace_kiwi_terminate_enabled()) {
 		struct kiwi_term t;
 
@@ -1395,16 +1397,19 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
 {
 	struct sock *sk = qp->sock->sk;
+	bool stopped = qp->tx->stopped;
 
 	/* The MSS and TCP state tell a dead route (-EMSGSIZE) from a reset. */
-	if (!qp->tx->stopped)
+	if (!stopped)
 		ibdev_info_ratelimited(&qp->kdev->ibdev,
 				       "QP %u: transmit failed (%d, MSS %u, TCP state %u), closing the connection\n",
 				       qp->base_qp.qp_num, err,
 				       tcp_sk(sk)->mss_cache, sk->sk_state);
 	qp->tx->stopped = true;
-	if (qp->cep)
-		kiwi_cm_lost(qp->cep);
+	/* Counted once, and not when the engines were stopping anyway. */
+	if (qp->cep && kiwi_cm_lost(qp->cep) && !stopped)
+		kiwi_stat_inc(qp->kdev, err == -ETIMEDOUT ?
+			      KIWI_STAT_LLP_TIMEOUT : KIWI_STAT_LLP_RESET);
 }
 
 /*

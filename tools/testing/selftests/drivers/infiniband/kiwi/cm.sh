@@ -21,6 +21,30 @@ run_pair() {
 	sed "s/^/# $1 client: /" "$out/$1.cli"
 }
 
+# Port counters of errors (kiwi.rst): snap_both before a case, moved
+# after it checks that kiwi0's (the client's) and kiwi1's (the server's)
+# moved by exactly CLIENT and SERVER (NAME or NAME=N words) and no other.
+declare -A a0 a1 b0 b1 want
+snap_both() {
+	errc_snap a0 kiwi0
+	errc_snap b0 kiwi1
+}
+
+# moved LABEL CLIENT SERVER
+moved() {
+	local bad
+	errc_snap a1 kiwi0
+	errc_snap b1 kiwi1
+	errc_want want "$2"
+	errc_diff a0 a1 want
+	bad=${errc_bad:+ kiwi0:$errc_bad}
+	errc_want want "$3"
+	errc_diff b0 b1 want
+	bad+=${errc_bad:+ kiwi1:$errc_bad}
+	check "$1: error counters: kiwi0 ${2:-none}, kiwi1 ${3:-none}, no other${bad:+ (not:$bad)}" \
+		test -z "$bad"
+}
+
 run_pair v4 192.0.2.2 7471 accept
 check "server gets the client's private data" \
 	grep -qx "request pdata=hello-from-client" "$out/v4.srv"
@@ -31,18 +55,22 @@ check "both QPs are in RTS once connected" \
 check "client disconnect reaches the server, both see DISCONNECTED" \
 	eval 'grep -qx disconnected "$out/v4.srv" && grep -qx disconnected "$out/v4.cli"'
 
+snap_both
 run_pair rej 192.0.2.2 7471 reject
 check "reject reaches the client as REJECTED (ECONNREFUSED) with private data" \
 	grep -qx "rejected status=-111 pdata=go-away" "$out/rej.cli"
+moved reject mpa_reject_rcvd mpa_reject_sent
 
 run_pair big 192.0.2.2 7471 accept 255
 check "255 bytes of private data (rdma_cm's limit) arrive intact" \
 	grep -qxE "request pdata=hello-from-clientx{238}" "$out/big.srv"
 
+snap_both
 KIWI_TIMEOUT=30 cli_run nolisten kiwiA "$T" client 192.0.2.2 7479
 sed 's/^/# no listener: /' "$out/nolisten.cli"
 check "no listener: REJECTED with ECONNREFUSED" \
 	grep -qx "rejected status=-111 pdata=" "$out/nolisten.cli"
+moved "no listener" cm_conn_err ""
 
 # A TCP peer that never answers the MPA Request times the client out.
 # Python starts slowly under emulation and load: srv_start waits for it.
@@ -51,9 +79,11 @@ import socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("192.0.2.2", 7472)); s.listen(1)
 c, _ = s.accept(); time.sleep(30)'
+snap_both
 start=$SECONDS
 KIWI_TIMEOUT=40 cli_run silent kiwiA "$T" client 192.0.2.2 7472
 took=$((SECONDS - start))
+moved "silent peer" mpa_timeout ""
 srv_stop silent
 sed 's/^/# silent peer: /' "$out/silent.cli"
 check "a peer that never answers MPA: UNREACHABLE (ETIMEDOUT) after ~10 s (took ${took}s)" \
@@ -62,6 +92,7 @@ check "a peer that never answers MPA: UNREACHABLE (ETIMEDOUT) after ~10 s (took 
 
 # Garbage at a kiwi listener is dropped; the listener keeps serving.
 srv_start garb 7473 kiwiB "$T" server 192.0.2.2 7473 accept
+snap_both
 ip netns exec kiwiA python3 -c '
 import socket
 s = socket.create_connection(("192.0.2.2", 7473))
@@ -76,6 +107,7 @@ except ConnectionResetError:
 sed 's/^/# garbage client: /' "$out/garb.py"
 check "garbage instead of an MPA Request: the connection is reset" \
 	grep -qxE "reset|closed" "$out/garb.py"
+moved garbage "" mpa_frame_err
 cli_run garb kiwiA "$T" client 192.0.2.2 7473
 srv_end garb
 check "the listener then accepts a proper client" \

@@ -194,6 +194,60 @@ kiwi_two_devs_del() {
 	kiwi_devs_unload
 }
 
+# ---- port counters of errors (kiwi.rst, "Port counters")
+#
+# Read with shell builtins only: a process costs up to seconds in the VM.
+KIWI_ERRC=(mpa_frame_err mpa_negotiation_err mpa_reject_sent mpa_reject_rcvd
+	mpa_timeout cm_conn_err llp_reset llp_timeout llp_bad_close
+	llp_data_after_fin rx_crc_err rx_fpdu_len_err rx_ddp_inv_stag
+	rx_ddp_bounds_err rx_ddp_access_err rx_ddp_version_err rx_ddp_inv_qn
+	rx_no_recv_buf rx_ddp_inv_msn rx_ddp_inv_mo rx_ddp_too_long
+	rx_rdmap_inv_stag rx_rdmap_bounds_err rx_rdmap_access_err rx_inval_err
+	rx_rdmap_version_err rx_rdmap_opcode_err rx_rdmap_op_err
+	rx_ird_overflow rx_resp_err rx_local_err term_sent term_rcvd cqe_err
+	cqe_flush_err cqe_loc_prot_err cqe_loc_len_err cqe_loc_qp_op_err
+	cqe_mw_bind_err cqe_rem_err cq_overflow qp_fatal_event qp_access_event)
+KIWI_PERFC=(tx_zcopy_bytes tx_zcopy_copied tx_zcopy_nobufs rx_crc_held_bytes
+	tx_resp_softirq tx_resp_worker)
+
+# errc_snap ARRAY DEV: ARRAY (associative) gets DEV's error counters.
+errc_snap() {
+	local -n _s=$1
+	local n
+	for n in "${KIWI_ERRC[@]}"; do
+		read -r "_s[$n]" <"/sys/class/infiniband/$2/ports/1/hw_counters/$n" ||
+			_s[$n]=missing
+	done
+}
+
+# errc_diff BEFORE AFTER WANT: $errc_bad lists, as NAME=DELTA(want N), the
+# error counters that did not move from BEFORE to AFTER by WANT[NAME] (an
+# associative array; 0 where unset); empty when all did.
+errc_diff() {
+	local -n _b=$1 _a=$2 _w=$3
+	local n d
+	errc_bad=
+	for n in "${KIWI_ERRC[@]}"; do
+		d=$((_a[$n] - _b[$n]))
+		[ "$d" -eq "${_w[$n]:-0}" ] || errc_bad+=" $n=$d(want ${_w[$n]:-0})"
+	done
+}
+
+# errc_want ARRAY LIST: ARRAY (associative; not named _word or _w) gets
+# LIST's NAME or NAME=N words, N being 1 where not given.
+errc_want() {
+	local -n _w=$1
+	local _word
+	_w=()
+	for _word in $2; do
+		if [[ $_word == *=* ]]; then
+			_w[${_word%=*}]=${_word#*=}
+		else
+			_w[$_word]=1
+		fi
+	done
+}
+
 # ---- a server in one namespace, its client in the other
 #
 # Each runs for $KIWI_TIMEOUT seconds at most (120 unless set), then gets
