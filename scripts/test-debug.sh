@@ -20,7 +20,7 @@
 # The default set is the tests that feed kiwi hostile or
 # heavy input, sized to keep README's test command under an hour: the data
 # path, Terminates and hostile peers, ring abuse, allocation failures,
-# NVMe-oF and a 2-minute soak (faults.sh and soak.sh run only here;
+# NVMe-oF and a 1-minute soak (faults.sh and soak.sh run only here;
 # KIWI_SOAK_SECONDS sets the soak's length). The data path runs its
 # CRC-required pass only (KIWI_DATAPATH_CRC="off required" for both). The
 # kernel consumers, NFS and iSER run with KIWI_DEBUG_TESTS=all (several
@@ -62,7 +62,7 @@ build_verdict $? "$out/build.log" "debug kernel: kiwi, the test modules and siw 
 echo "# debug kernel tests: $tests"
 "$tree/scripts/vm-run.sh" --kernel "$kdir" --memory 4G --timeout "${KIWI_DEBUG_TIMEOUT:-$limit}" \
 	--console "$out/console.log" \
-	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-120}" \
+	-- env KIWI_TESTS="$tests" KIWI_SOAK_SECONDS="${KIWI_SOAK_SECONDS:-60}" \
 	KIWI_DATAPATH_CRC="${KIWI_DATAPATH_CRC:-required}" \
 	KIWI_ISER_REMOVALS="${KIWI_ISER_REMOVALS:-0}" \
 	KIWI_FAULT_ROUNDS="${KIWI_FAULT_ROUNDS:-1}" \
