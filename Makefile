@@ -8,6 +8,7 @@
 #                        with the fuzzers and the VM tests
 #   make bench           kiwi against siw, rxe and TCP in the VM (build/bench)
 #   make bench-profile   perf profiles of 8-byte round trips or streams (build/bench-profile)
+#   make deb             Debian packages kiwi-dkms and ibverbs-provider-kiwi (build/deb)
 #
 # KDIR defaults to the running kernel's build tree when present, else the
 # headers of the kernel the VM boots (scripts/kernel-release.sh: KVER, or
@@ -38,7 +39,7 @@ KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
 MODDIR := /lib/modules/$(KVER)/updates
 
 .PHONY: all module provider ktest install uninstall clean clean-kernel check checkpatch sparse dkms-source \
-	print-kver print-kdir bench bench-profile
+	print-kver print-kdir bench bench-profile deb
 
 all: module provider
 
@@ -104,6 +105,24 @@ dkms-source:
 	install -m 0644 $(KIWI_SOURCES) drivers/infiniband/sw/kiwi/Kbuild \
 		drivers/infiniband/sw/kiwi/Kconfig $(DKMS_SRC)/drivers/infiniband/sw/kiwi/
 	install -m 0644 include/uapi/rdma/kiwi-abi.h $(DKMS_SRC)/include/uapi/rdma/
+
+# Debian packages from packaging/debian (Documentation/infiniband/kiwi.rst,
+# "Debian packages"): dpkg-buildpackage in a copy of the tracked files the
+# packages are made of, build/deb/kiwi-VERSION, so this tree gets no
+# debian/ and no build products; the version is dkms.conf's, written into
+# the copy's debian/changelog. The .deb, .changes and .buildinfo files land
+# in build/deb.
+DEB_DIR := build/deb
+DEB_SRC := $(DEB_DIR)/kiwi-$(DKMS_VERSION)
+DEB_FILES := Makefile Kbuild dkms.conf drivers/infiniband/sw/kiwi include/uapi userspace
+deb:
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_SRC)
+	git ls-files -z -- $(DEB_FILES) | xargs -0 cp --parents -t $(DEB_SRC)
+	cp -r packaging/debian $(DEB_SRC)/debian
+	sed 's/@VERSION@/$(DKMS_VERSION)/' packaging/debian/changelog.in >$(DEB_SRC)/debian/changelog
+	rm $(DEB_SRC)/debian/changelog.in
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
 
 print-kver:
 	@echo $(KVER)

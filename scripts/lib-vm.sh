@@ -73,3 +73,23 @@ build_verdict() {
 	echo "not ok - $what"
 	return 1
 }
+
+# vm_tests_debian12 OUT TESTS: stage this tree's module (scripts/stage.sh)
+# and run the VM tests TESTS on Debian 12's kernel, with their TAP lines
+# prefixed "Debian 12: " (vm_report); logs in OUT. Returns non-zero when
+# anything failed.
+vm_tests_debian12() {
+	local out=$1 tests=$2 rc src
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	if ! "$src/scripts/stage.sh" >"$out/stage.log" 2>&1; then
+		cat "$out/stage.log"
+		echo "not ok - Debian 12: stage the module for the VM"
+		return 1
+	fi
+	"$src/scripts/vm-run.sh" --timeout 1800 --console "$out/console.log" \
+		-- env KIWI_TESTS="$tests" tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
+		>"$out/vm.log" 2>&1
+	rc=$?
+	vm_report "$out/vm.log" "$rc" "Debian 12"
+	return "$rc"
+}

@@ -43,6 +43,9 @@ PKGS=(
 	file
 	# the module as a DKMS package (scripts/test-dkms.sh)
 	dkms
+	# the Debian packages (make deb): debhelper, its DKMS add-on (dh_dkms;
+	# Debian 12 ships it as dh-dkms, apart from dkms) and lintian
+	debhelper dh-dkms lintian
 )
 
 missing=()

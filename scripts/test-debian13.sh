@@ -12,6 +12,8 @@
 #
 # The user-space side (provider, test programs, perftest, rdma-core) is
 # Debian 12's, as on a machine that runs a newer kernel than its release.
+# deb.sh installs the packages of this tree's build/deb (make deb), which
+# the VM sees read-only.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +41,7 @@ build_verdict $? "$out/build.log" "Debian 13: kiwi and the test modules build fo
 echo "# Debian 13 tests: $tests"
 "$tree/scripts/vm-run.sh" --kernel "$kroot/boot/vmlinuz-$kver" \
 	--timeout "${KIWI_D13_TIMEOUT:-2400}" --console "$out/console.log" \
-	-- env KIWI_TESTS="$tests" KIWI_DKMS_KDIR="$kdir" \
+	-- env KIWI_TESTS="$tests" KIWI_DKMS_KDIR="$kdir" KIWI_DEB_DIR="$root/build/deb" \
 	tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 	>"$out/vm.log" 2>&1
 rc=$?

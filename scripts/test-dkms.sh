@@ -15,17 +15,6 @@ out=$root/build/dkms
 mkdir -p "$out"
 rc=0
 
-if scripts/stage.sh >"$out/stage.log" 2>&1; then
-	scripts/vm-run.sh --timeout 1800 --console "$out/console.log" \
-		-- env KIWI_TESTS=dkms.sh tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
-		>"$out/vm.log" 2>&1
-	vmrc=$?
-	vm_report "$out/vm.log" "$vmrc" "Debian 12"
-	[ "$vmrc" = 0 ] || rc=1
-else
-	cat "$out/stage.log"
-	echo "not ok - Debian 12: stage the module for the VM"
-	rc=1
-fi
+vm_tests_debian12 "$out" dkms.sh || rc=1
 KIWI_D13_TESTS=dkms.sh scripts/test-debian13.sh || rc=1
 exit "$rc"

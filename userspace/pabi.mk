@@ -23,6 +23,13 @@ PABI_WANTED = $(shell r=$(or $(filter-out 0%,$(RDMA_CORE)),0); \
 	if [ $$r -ge 65 ]; then echo 65; elif [ $$r -ge 64 ]; then echo 64; \
 	elif [ $$r -ge 59 ]; then echo 59; elif [ $$r -ge 57 ]; then echo 57; \
 	else echo 34; fi)
+# The first release of each layout of the ABI (verbs_pabi.h's table), and
+# the one after the last known: a provider works with the releases from
+# its layout's first to the next one's, not included (VERBS_FROM and
+# VERBS_UNTIL; the Debian package's dependency).
+LAYOUT_FIRST := 36 57 59 62 64 65 66
+VERBS_FROM = $(lastword $(foreach f,$(LAYOUT_FIRST),$(shell [ $(or $(RDMA_CORE),0) -ge $(f) ] && echo $(f))))
+VERBS_UNTIL = $(firstword $(foreach f,$(LAYOUT_FIRST),$(shell [ $(or $(RDMA_CORE),0) -lt $(f) ] && echo $(f))))
 PABI_CFLAGS := -DKIWI_PABI=$(PABI) -DKIWI_RDMA_CORE=$(RDMA_CORE)
 ifneq ($(VERBS_ROOT),)
 PABI_CFLAGS += -I$(VERBS_ROOT)/usr/include
