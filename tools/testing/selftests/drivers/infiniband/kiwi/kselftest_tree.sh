@@ -66,8 +66,17 @@ cp "$out/settings" "$dest/settings"
 check "the runner reads settings: a 1 s limit stops verbs_tools.sh" \
 	grep -qx "not ok 1 selftests: $target: verbs_tools.sh # TIMEOUT 1 seconds" \
 	"$out/timeout.log"
-# What the stopped test left behind.
-rdma link del kiwi0 2>/dev/null
-ip link del kva 2>/dev/null
-kiwi_unload
+# What the stopped test left behind (verbs_tools.sh makes the namespaces
+# kiwiA and kiwiB with a device each, then an rxe device on kvr), gone
+# before the next test runs.
+stopped_cleanup() {
+	ip netns del kiwiA 2>/dev/null
+	ip netns del kiwiB 2>/dev/null
+	rdma link del kiwirxe 2>/dev/null
+	ip link del kvr 2>/dev/null
+	modprobe -r rdma_rxe 2>/dev/null
+	wait_for 20 eval '[ "$(kiwi_dev_count)" = 0 ]' && kiwi_unload
+	! ip netns list | grep -qE "^kiwi[AB]\b" && ! grep -q "^kiwi " /proc/modules
+}
+check "what the stopped test left is cleaned up (namespaces, devices, kiwi)" stopped_cleanup
 tap_end
