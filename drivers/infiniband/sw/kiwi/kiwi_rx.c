@@ -293,11 +293,14 @@ u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 		struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
 
 		/* An atomic is answered by an Atomic Response, not this. */
-		if (!o || o->atomic || h->stag != o->sink_stag ||
-		    h->to != o->sink_to + o->got || o->got + seg > o->len) {
+		if (!o || o->atomic) {
 			qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
-			return !o || o->atomic ? KIWI_TC_RDMAP_UNEXP_OPCODE :
-			       KIWI_TC_DDP_T_BASE_BOUNDS;
+			return KIWI_TC_RDMAP_UNEXP_OPCODE;
+		}
+		if (h->stag != o->sink_stag || h->to != o->sink_to + o->got ||
+		    o->got + seg > o->len) {
+			qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
+			return KIWI_TC_DDP_T_BASE_BOUNDS;
 		}
 	}
 	if (!seg)
