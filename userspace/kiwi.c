@@ -215,8 +215,10 @@ static const struct verbs_device_ops kiwi_device_ops = {
 };
 
 /*
- * The rdma-core release whose context operations' layout libkiwi has: the
- * one built against, unless a test build claims another to prove refusal.
+ * The rdma-core releases with the layout of the ABI libkiwi was built for:
+ * from KIWI_VERBS_FROM up to, not including, KIWI_VERBS_UNTIL (pabi.mk
+ * sets both), and the release built against. A test build claims another
+ * release and its layout, to prove refusal.
  */
 #ifndef KIWI_BUILT_FOR
 #define KIWI_BUILT_FOR KIWI_RDMA_CORE
@@ -244,18 +246,6 @@ static unsigned int kiwi_loaded_rdma_core(void)
 	return release;
 }
 
-/* The first release with @release's layout of the ABI (verbs_pabi.h). */
-static unsigned int kiwi_pabi_layout(unsigned int release)
-{
-	static const unsigned int first[] = { 65, 64, 62, 59, 57, 36 };
-	unsigned int i;
-
-	for (i = 0; i < sizeof(first) / sizeof(first[0]); i++)
-		if (release >= first[i])
-			return first[i];
-	return 0;
-}
-
 /*
  * libibverbs loads libkiwi-rdmav<ABI>.so by the ABI's name alone, but some
  * releases changed the layout under one name (verbs_pabi.h): a libkiwi
@@ -266,8 +256,7 @@ static void __attribute__((constructor)) kiwi_register_provider(void)
 {
 	unsigned int loaded = kiwi_loaded_rdma_core();
 
-	if (loaded && (loaded > 65 ||
-		       kiwi_pabi_layout(loaded) != kiwi_pabi_layout(KIWI_BUILT_FOR))) {
+	if (loaded && (loaded < KIWI_VERBS_FROM || loaded >= KIWI_VERBS_UNTIL)) {
 		fprintf(stderr,
 			"libkiwi: built for rdma-core %u, loaded by rdma-core %u, whose provider ABI differs: rebuild libkiwi against it (make provider); no kiwi device is usable\n",
 			KIWI_BUILT_FOR, loaded);

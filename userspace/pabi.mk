@@ -26,7 +26,8 @@ PABI_WANTED = $(shell r=$(or $(filter-out 0%,$(RDMA_CORE)),0); \
 # The first release of each layout of the ABI (verbs_pabi.h's table), and
 # the one after the last known: a provider works with the releases from
 # its layout's first to the next one's, not included (VERBS_FROM and
-# VERBS_UNTIL; the Debian package's dependency).
+# VERBS_UNTIL: libkiwi's check of its loader at load time, and the Debian
+# package's dependency).
 LAYOUT_FIRST := 36 57 59 62 64 65 66
 VERBS_FROM = $(lastword $(foreach f,$(LAYOUT_FIRST),$(shell [ $(or $(RDMA_CORE),0) -ge $(f) ] && echo $(f))))
 VERBS_UNTIL = $(firstword $(foreach f,$(LAYOUT_FIRST),$(shell [ $(or $(RDMA_CORE),0) -lt $(f) ] && echo $(f))))
