@@ -1,18 +1,34 @@
 # SPDX-License-Identifier: GPL-2.0
 # Sourced by the test runners.
 
-# vm_verdict LOG STATUS WHAT: a "not ok" line when a VM run (run_vm.sh's
-# output in LOG, vm-run.sh's exit STATUS) failed in a way its own test
-# points do not show: a timeout, no results at all, or a failing status
-# with no failing point.
+# console_cause FILE: one line from a guest's kernel console (FILE) that
+# says why the guest stopped: its first panic, oops, BUG, KASAN or lockdep
+# report, OOM kill or stall; else its last line before the power-off.
+console_cause() {
+	local f=$1 l
+	[ -s "$f" ] || { echo "no console kept"; return; }
+	l=$(grep -m1 -aE 'Kernel panic|BUG:|Oops|general protection|KASAN:|WARNING:|possible (circular|recursive)|Out of memory|Killed process|watchdog:|blocked for more than|rcu.*stall' "$f")
+	[ -n "$l" ] || l=$(grep -avE '^[[:space:]]*$|reboot: Power down|Powering off' "$f" | tail -n1)
+	printf '%s\n' "$l" | tr -d '\r' | cut -c1-240
+}
+
+# vm_verdict LOG STATUS WHAT [CONSOLE]: a "not ok" line when a VM run
+# (run_vm.sh's output in LOG, vm-run.sh's exit STATUS) failed in a way its
+# own test points do not show: a timeout, no results at all, or a failing
+# status with no failing point. When the guest stopped without its
+# command's status (255), the line ends with console_cause's line of
+# CONSOLE, so a summary that keeps only the failing lines still says why.
 vm_verdict() {
-	local log=$1 rc=$2 what=$3
+	local log=$1 rc=$2 what=$3 console=${4:-} why=
+	if [ "$rc" = 255 ] && [ -n "$console" ]; then
+		why=" (guest console: $(console_cause "$console"))"
+	fi
 	if [ "$rc" = 124 ]; then
 		echo "not ok - $what finished within its time limit"
 	elif ! grep -qE '^ok - .*: kernel log clean' "$log"; then
-		echo "not ok - $what produced results (exit $rc)"
+		echo "not ok - $what produced results (exit $rc)$why"
 	elif [ "$rc" != 0 ] && ! grep -qE '^not ok ' "$log"; then
-		echo "not ok - $what exited with status $rc"
+		echo "not ok - $what exited with status $rc$why"
 	fi
 }
 
@@ -32,11 +48,12 @@ pair_verdict() {
 	fi
 }
 
-# vm_report LOG STATUS PREFIX: a VM run's output (LOG, its exit STATUS)
-# and vm_verdict's line for it, each TAP point's text after PREFIX ("debug
-# kernel: ...", for a run on another kernel).
+# vm_report LOG STATUS PREFIX: a VM run's output (LOG, its exit STATUS,
+# its guest's console in console.log beside LOG) and vm_verdict's line for
+# it, each TAP point's text after PREFIX ("debug kernel: ...", for a run on
+# another kernel).
 vm_report() {
-	{ cat "$1"; vm_verdict "$1" "$2" "VM test run"; } |
+	{ cat "$1"; vm_verdict "$1" "$2" "VM test run" "$(dirname "$1")/console.log"; } |
 		sed -E "s/^((not )?ok( [0-9]+)? - )/\\1$3: /"
 }
 

@@ -137,7 +137,7 @@ if [ "$staged" = 1 ] && [ "$one_vm" = 1 ]; then
 		2>&1 | tee "$out/vm.log"
 	vmrc=${PIPESTATUS[0]}
 	grep -E '^(not )?ok ' "$out/vm.log" >>"$log"
-	vm_verdict "$out/vm.log" "$vmrc" "VM test run" | tee -a "$log"
+	vm_verdict "$out/vm.log" "$vmrc" "VM test run" "$out/vm-console.log" | tee -a "$log"
 fi
 
 echo "== two VMs: kiwi and its peer in two kernels"
