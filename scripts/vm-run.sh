@@ -7,12 +7,13 @@
 #
 #   scripts/vm-run.sh [--timeout SECONDS] [--cpus N] [--memory SIZE]
 #                     [--kernel KDIR] [--qemu-opts "ARGS"] [--console FILE]
-#                     -- CMD...
+#                     [--append "KERNEL ARGS"] -- CMD...
 #
 # --kernel boots a kernel build tree instead (the debug kernel of
 # scripts/debug-kernel.sh); virtme-ng then serves that tree's modules.
 # --qemu-opts adds QEMU arguments, split at spaces (scripts/vm-pair.sh
 # adds a NIC and a PID file with it).
+# --append adds guest kernel command-line arguments, split at spaces.
 # --console keeps the guest kernel's console in FILE (CMD's standard error
 # then joins its standard output); when the guest kernel dies (exit 255),
 # the console's last lines are printed to standard error, so a panic in a
@@ -30,6 +31,7 @@ memory=2G
 kernel=
 qemu_opts=()
 console=
+append=()
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -39,11 +41,12 @@ while [ $# -gt 0 ]; do
 	--kernel) kernel=$2; shift 2 ;;
 	--qemu-opts) read -ra qemu_opts <<<"$2"; shift 2 ;;
 	--console) console=$2; shift 2 ;;
+	--append) read -ra a <<<"$2"; append+=("${a[@]}"); shift 2 ;;
 	--) shift; break ;;
 	*) break ;;
 	esac
 done
-[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--cpus N] [--memory SIZE] [--kernel KDIR] [--qemu-opts ARGS] -- CMD..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [--timeout S] [--cpus N] [--memory SIZE] [--kernel KDIR] [--qemu-opts ARGS] [--append ARGS] -- CMD..." >&2; exit 2; }
 command -v vng >/dev/null || { echo "vm-run: vng not found; run scripts/setup.sh" >&2; exit 1; }
 
 if [ -z "$kernel" ]; then
@@ -64,6 +67,9 @@ fi
 vng_opts=()
 for o in "${qemu_opts[@]}"; do
 	vng_opts+=("--qemu-opts=$o")
+done
+for o in "${append[@]}"; do
+	vng_opts+=("--append=$o")
 done
 
 rc=0
