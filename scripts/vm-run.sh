@@ -53,6 +53,13 @@ if [ -z "$kernel" ]; then
 	kernel=/boot/vmlinuz-$("$root/scripts/kernel-release.sh")
 fi
 cmd=$(printf '%q ' "$@")
+# virtme-ng hands the command to the guest in base64 on the kernel command
+# line, which holds 2048 bytes with its own arguments (about 700): a longer
+# one makes the kernel's early string checks panic before anything runs.
+if [ $(((${#root} + ${#cmd} + 20) * 4 / 3)) -gt 1300 ]; then
+	echo "vm-run: the command (${#cmd} characters) does not fit on the guest kernel's command line; put it in a script" >&2
+	exit 2
+fi
 verbose=()
 if [ -n "$console" ]; then
 	# With -v, virtme-ng writes the kernel console to its standard error,
