@@ -70,8 +70,7 @@ check "the runner reads settings: a 1 s limit stops verbs_tools.sh" \
 # kiwiA and kiwiB with a device each, then an rxe device on kvr), gone
 # before the next test runs.
 stopped_cleanup() {
-	ip netns del kiwiA 2>/dev/null
-	ip netns del kiwiB 2>/dev/null
+	kiwi_two_hosts_del 2>/dev/null
 	rdma link del kiwirxe 2>/dev/null
 	ip link del kvr 2>/dev/null
 	modprobe -r rdma_rxe 2>/dev/null
