@@ -6,7 +6,7 @@
 # server and client pair, size ib_send_bw's receive queue, and read
 # perftest's result.
 # Needs $root; BENCH_KIWI_PARAMS are kiwi's module parameters (transport
-# kiwi_crc adds crc_required=1, kiwi_fpdu fpdu_segs=64).
+# kiwi_crc adds crc_required=1, kiwi_mss fpdu_segs=1).
 
 SIW=$root/build/siw/siw.ko
 
@@ -50,12 +50,12 @@ rxe_net_del() {
 setup() {
 	cns=kiwiA sns=kiwiB saddr=192.0.2.2
 	case $1 in
-	kiwi | kiwi_crc | kiwi_fpdu)
+	kiwi | kiwi_crc | kiwi_mss)
 		cdev=kiwi0 sdev=kiwi1
 		# shellcheck disable=SC2086 # a list of parameters
 		modprobe kiwi ${BENCH_KIWI_PARAMS:-} \
 			$([ "$1" = kiwi_crc ] && echo crc_required=1) \
-			$([ "$1" = kiwi_fpdu ] && echo fpdu_segs=64) &&
+			$([ "$1" = kiwi_mss ] && echo fpdu_segs=1) &&
 		ip netns exec kiwiA rdma link add kiwi0 type kiwi netdev kvA &&
 		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB ;;
 	siw)
@@ -75,7 +75,7 @@ setup() {
 
 teardown() {
 	case $1 in
-	kiwi | kiwi_crc | kiwi_fpdu)
+	kiwi | kiwi_crc | kiwi_mss)
 		ip netns exec kiwiA rdma link del kiwi0
 		ip netns exec kiwiB rdma link del kiwi1
 		rmmod kiwi ;;

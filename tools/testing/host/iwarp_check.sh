@@ -15,28 +15,31 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 expect=7174:rping:1:4001	# iwarp_pcap.py's one rping iteration
 
-# verdict VARIANT CRC: run the checker on a synthetic capture, as one run
-# named "synth" between two kiwi ends; its output is in $tmp/VARIANT.log
-# and its exit status in $rc.
+# verdict VARIANT CRC [RUN-WORD...]: run the checker on a synthetic
+# capture, as one run named "synth" between two kiwi ends (with the
+# RUN-WORDs, such as large=on); its output is in $tmp/VARIANT.log and its
+# exit status in $rc.
 verdict() {
-	"$dir/iwarp_pcap.py" synth "$1" "$tmp/$1.pcap" &&
-	"$dir/iwarp_check.py" "$tmp/$1.pcap" --run synth "$2" both $expect \
-		>"$tmp/$1.log" 2>&1
+	local v=$1 crc=$2
+	shift 2
+	"$dir/iwarp_pcap.py" synth "$v" "$tmp/$v.pcap" &&
+	"$dir/iwarp_check.py" "$tmp/$v.pcap" --run synth "$crc" both "$@" $expect \
+		>"$tmp/$v.log" 2>&1
 	rc=$?
 }
 
-# passes VARIANT CRC: every check passes.
+# passes VARIANT CRC [RUN-WORD...]: every check passes.
 passes() {
-	verdict "$1" "$2"
+	verdict "$@"
 	[ $rc -eq 0 ] && ! grep -q "^not ok" "$tmp/$1.log" && grep -q "^ok" "$tmp/$1.log" ||
 		{ sed 's/^/#   /' "$tmp/$1.log"; return 1; }
 }
 
-# flags VARIANT CRC CHECK: the checker exits 1 and CHECK (the start of a
-# check's description, after "synth: " for the run's own checks) is among
-# the checks that fail.
+# flags VARIANT CRC CHECK [RUN-WORD...]: the checker exits 1 and CHECK
+# (the start of a check's description, after "synth: " for the run's own
+# checks) is among the checks that fail.
 flags() {
-	verdict "$1" "$2"
+	verdict "$1" "$2" "${@:4}"
 	[ $rc -eq 1 ] && grep -qE "^not ok - (synth: )?$3" "$tmp/$1.log" ||
 		{ sed 's/^/#   /' "$tmp/$1.log"; return 1; }
 }
@@ -69,6 +72,16 @@ check "an FPDU larger than the EMSS: flagged" \
 	flags big off "every FPDU fits the EMSS"
 check "a non-last segment that does not fill the EMSS: flagged" \
 	flags small off "every FPDU fits the EMSS"
+check "large FPDUs where both MPA frames carry flag 0x08: every check passes (large=on)" \
+	passes large off large=on
+check "both frames offer large FPDUs where the run expects none: flagged" \
+	flags large off "MPA Request and Reply decoded"
+check "large FPDUs offered by the Request alone: an FPDU past the EMSS flagged" \
+	flags largereq off "every FPDU fits the EMSS"
+check "large FPDUs offered by the Reply alone: flagged" \
+	flags largerep off "MPA Request and Reply decoded"
+check "large=on where the Reply did not agree: flagged" \
+	flags largereq off "MPA Request and Reply decoded" large=on
 check "a skipped MSN: flagged" \
 	flags msn off "DDP/RDMAP headers of"
 check "a gap in a Send's message offsets: flagged" \

@@ -1353,6 +1353,45 @@ static void t_mpa_golden_req_v1(void)
 	CHECK(back.ulp_pdata == want + 20);
 }
 
+/* siw's GSO_EXP bit, 0x0800 in its 16-bit word: 0x08 in the flags octet. */
+static void t_mpa_golden_large_fpdus(void)
+{
+	u8 want[20 + 4], out[600];
+	struct kiwi_mpa_frame f = {
+		.enhanced = true, .large_fpdus = true, .rev = 2,
+		.ird = 1, .ord = 1,
+	}, back;
+	int rev, reply;
+
+	memcpy(want, key_req, 16);
+	want[16] = 0x18;	/* enhanced, large FPDUs */
+	want[17] = 2;
+	put_unaligned_be16(4, want + 18);
+	put_unaligned_be16(1, want + 20);
+	put_unaligned_be16(1, want + 22);
+	CHECK_EQ(kiwi_mpa_build(out, &f), sizeof(want));
+	CHECK_MEM(out, want, sizeof(want));
+	CHECK_EQ(kiwi_mpa_parse(want, sizeof(want), false, &back), 0);
+	CHECK(back.large_fpdus && back.enhanced && !back.crc);
+	/* Both revisions, both kinds; the bit alone, and its absence. */
+	for (rev = 1; rev <= 2; rev++) {
+		for (reply = 0; reply <= 1; reply++) {
+			f = (struct kiwi_mpa_frame){
+				.reply = reply, .rev = rev, .large_fpdus = true,
+			};
+			CHECK_EQ(kiwi_mpa_build(out, &f), 20);
+			CHECK_EQ(out[16], 0x08);
+			CHECK_EQ(kiwi_mpa_parse(out, 20, reply, &back), 0);
+			CHECK(back.large_fpdus);
+			f.large_fpdus = false;
+			CHECK_EQ(kiwi_mpa_build(out, &f), 20);
+			CHECK_EQ(out[16], 0);
+			CHECK_EQ(kiwi_mpa_parse(out, 20, reply, &back), 0);
+			CHECK(!back.large_fpdus);
+		}
+	}
+}
+
 static void t_mpa_golden_rep_v2(void)
 {
 	static const struct {
@@ -1413,7 +1452,7 @@ static void t_mpa_roundtrip(void)
 	for (reply = 0; reply < 2; reply++)
 	for (rev = 1; rev <= 2; rev++)
 	for (enh = 0; enh < 2; enh++)
-	for (flags = 0; flags < 8; flags++)
+	for (flags = 0; flags < 16; flags++)
 	for (rtr = 0; rtr < 8; rtr++)
 	for (li = 0; li < 6; li++)
 	for (ii = 0; ii < 4; ii++) {
@@ -1421,6 +1460,7 @@ static void t_mpa_roundtrip(void)
 			.reply = reply, .rev = rev, .enhanced = enh,
 			.markers = flags & 1, .crc = flags & 2,
 			.reject = reply && (flags & 4), .p2p = rtr & 1,
+			.large_fpdus = flags & 8,
 			.ird = irds[ii], .ord = irds[3 - ii], .rtr = rtr,
 			.ulp_pdata = pdata, .ulp_pdata_len = lens[li],
 		};
@@ -1437,6 +1477,7 @@ static void t_mpa_roundtrip(void)
 		CHECK_EQ(back.markers, f.markers);
 		CHECK_EQ(back.crc, f.crc);
 		CHECK_EQ(back.reject, f.reject);
+		CHECK_EQ(back.large_fpdus, f.large_fpdus);
 		CHECK_EQ(back.enhanced, rev == 2 && enh);
 		CHECK_EQ(back.pd_len, n - 20);
 		CHECK_EQ(back.ulp_pdata_len, lens[li]);
@@ -1575,10 +1616,11 @@ static void t_mpa_reserved_bits(void)
 	CHECK_EQ(kiwi_mpa_parse(buf, n, false, &f), 0);
 	CHECK(!f.enhanced && f.markers == false && f.crc);
 	CHECK_EQ(f.ulp_pdata_len, 2);
-	/* siw's GSO_EXP bit (0x08) and the rest are ignored. */
-	n = mpa_frame(buf, true, 0x0f, 2, 0);
+	/* Bits 0x07 are reserved and ignored; 0x08 is the large-FPDU offer. */
+	n = mpa_frame(buf, true, 0x07, 2, 0);
 	CHECK_EQ(kiwi_mpa_parse(buf, n, true, &f), 0);
 	CHECK(!f.enhanced && !f.markers && !f.crc && !f.reject);
+	CHECK(!f.large_fpdus);
 	/* IRD/ORD values are 14 bits; the control bits are not counted. */
 	n = mpa_frame(buf, false, 0x10, 2, 4);
 	put_unaligned_be16(0xffff, buf + 20);
@@ -1730,6 +1772,7 @@ static const struct {
 	{ t_term_reserved_ignored, "R-HDR-24: Terminate reserved bits ignored on receive, zero on transmit" },
 	{ t_term_without_headers_zeroed, "kiwi_term_build: D/R without headers to copy writes zeros" },
 	{ t_mpa_golden_req_v1, "D-MPA: golden MPA Request revision 1, C flag, 3 bytes private data" },
+	{ t_mpa_golden_large_fpdus, "MPA flag 0x08 (siw's GSO_EXP): large-FPDU offer built and parsed, both revisions, Request and Reply" },
 	{ t_mpa_golden_rep_v2, "D-6581-1: golden enhanced Reply: flag 0x10, IRD/ORD words with P2P and Send/Write/Read RTR bits" },
 	{ t_mpa_roundtrip, "kiwi_mpa_build->kiwi_mpa_parse round trip over kind, revision, flags, RTR, IRD/ORD, private data" },
 	{ t_mpa_pd_len_512_513, "D-MPA: PD_Length 512 accepted, 513 and 0xffff refused from the header alone" },
@@ -1737,7 +1780,7 @@ static const struct {
 	{ t_mpa_err_rev, "kiwi_mpa_parse: revision other than 1 or 2 -> -KIWI_TC_MPA_REQ_RSP" },
 	{ t_mpa_err_reject_on_request, "kiwi_mpa_parse: R flag on a Request -> -KIWI_TC_MPA_REQ_RSP; accepted on a Reply" },
 	{ t_mpa_err_enhanced_short, "kiwi_mpa_parse: enhanced frame with PD_Length < 4 -> -KIWI_TC_MPA_REQ_RSP" },
-	{ t_mpa_reserved_bits, "kiwi_mpa_parse: reserved flag bits (incl. siw GSO_EXP, 0x10 in rev 1) ignored; IRD/ORD 14 bits" },
+	{ t_mpa_reserved_bits, "kiwi_mpa_parse: reserved flag bits (0x07, 0x10 in rev 1) ignored; IRD/ORD 14 bits" },
 	{ t_mpa_need_more, "kiwi_mpa_parse: short input -> bytes needed (20, then 20 + PD_Length); bytes beyond ignored" },
 	{ t_mpa_truncations, "kiwi_mpa_parse: every truncation asks for more, exact-size heap buffers" },
 	{ t_mpa_build_refusals, "kiwi_mpa_build: out-of-range revision, IRD/ORD, RTR, private data length -> 0" },

@@ -30,6 +30,14 @@ extern unsigned int kiwi_mpa_rev;
 extern unsigned int kiwi_llp_timeout;
 extern unsigned int kiwi_fpdu_segs;
 
+#define KIWI_FPDU_SEGS_MAX	64
+
+/* Does kiwi offer large FPDUs in the MPA frames it sends now? */
+static inline bool kiwi_large_fpdus_offered(void)
+{
+	return READ_ONCE(kiwi_fpdu_segs) > 1;
+}
+
 /**
  * struct kiwi_device - one kiwi RDMA device bound to one netdev
  * @ibdev: the RDMA core's device; must be first (ib_alloc_device)
@@ -214,6 +222,8 @@ static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
  *	changed under @state_lock
  * @sock: the connection's socket while the QP is connected
  * @crc: MPA CRC in use
+ * @large_fpdus: both ends offered large FPDUs in the MPA exchange: FPDUs
+ *	may span up to kiwi_fpdu_segs TCP segments (else one each)
  * @rtr: ready-to-receive message owed to the peer (initiator) or awaited
  *	from it (responder), KIWI_RTR_*
  * @rtr_pending: true until that message went out or came in; a
@@ -249,6 +259,7 @@ struct kiwi_qp {
 	struct kiwi_cep *cep;
 	struct socket *sock;
 	bool crc;
+	bool large_fpdus;
 	u8 rtr;
 	bool rtr_pending;
 	bool initiator;

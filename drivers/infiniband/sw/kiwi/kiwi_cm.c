@@ -363,8 +363,10 @@ static int kiwi_cm_send_mpa(struct kiwi_cep *cep, bool reply, bool reject)
 		.crc = cep->crc,
 		.reject = reject,
 		.enhanced = cep->enhanced,
+		.large_fpdus = cep->large_fpdus && !reject,
 		.rev = cep->enhanced ? 2 : 1,
-		.p2p = cep->enhanced,
+		/* A Reply is peer-to-peer only to a Request that was. */
+		.p2p = cep->enhanced && (!reply || cep->peer.p2p),
 		.ird = cep->ird,
 		.ord = cep->ord,
 		.rtr = cep->rtr,
@@ -545,6 +547,7 @@ static void kiwi_cep_got_reply(struct kiwi_cep *cep)
 		return;
 	}
 	cep->crc = cep->crc || rep->crc;
+	cep->large_fpdus = cep->large_fpdus && rep->large_fpdus;
 	if (cep->enhanced && rep->enhanced) {
 		cep->ord = kiwi_cm_ord(cep->ord, rep->ird);
 		cep->rtr = rep->p2p ? rep->rtr : KIWI_RTR_NONE;
@@ -610,6 +613,8 @@ static void kiwi_cep_got_request(struct kiwi_cep *cep)
 		return;
 	}
 	cep->crc = req->crc || kiwi_crc_required;
+	/* Our Reply carries the bit only to a peer that offered it. */
+	cep->large_fpdus = req->large_fpdus && kiwi_large_fpdus_offered();
 	cep->enhanced = req->enhanced && kiwi_mpa_rev >= 2;
 	if (cep->enhanced) {
 		cep->ird = req->ird;
@@ -971,6 +976,7 @@ int kiwi_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	cep->qp = qp;
 	cep->enhanced = enhanced;
 	cep->crc = kiwi_crc_required;
+	cep->large_fpdus = kiwi_large_fpdus_offered();
 	cep->ird = param->ird;
 	cep->ord = param->ord;
 	/* Offer every ready-to-receive message kiwi understands. */

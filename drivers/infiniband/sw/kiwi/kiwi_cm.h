@@ -51,6 +51,8 @@ enum kiwi_cep_state {
  * @peer: the peer's decoded MPA frame
  * @crc: MPA CRC in use on this connection
  * @enhanced: RFC 6581 exchange (IRD/ORD, RTR)
+ * @large_fpdus: large FPDUs offered (active side, until the Reply) or
+ *	agreed by both ends (kiwi_fpdu_segs)
  * @rtr: the RTR message this connection uses (KIWI_RTR_*), or none
  * @ird: negotiated inbound RDMA Read depth
  * @ord: negotiated outbound RDMA Read depth
@@ -92,6 +94,7 @@ struct kiwi_cep {
 	struct kiwi_mpa_frame peer;
 	bool crc;
 	bool enhanced;
+	bool large_fpdus;
 	u8 rtr;
 	u16 ird;
 	u16 ord;

@@ -90,19 +90,22 @@ MODULE_PARM_DESC(llp_timeout,
 		 "Seconds a stalled or silent peer may hold sends, a Terminate or a close, or leave data unacknowledged or keepalive probes unanswered, before the connection is reset (default 30)");
 
 /*
- * FPDU size: how many TCP segments (MSS) one FPDU may span. RFC 5041
- * sizes DDP segments to the MULPDU, which RFC 5044 derives from one TCP
- * segment: 1, the default, is that. A larger value sends fewer, larger
- * FPDUs (less framing work per byte) that TCP splits; a receiver that
- * reassembles FPDUs across segments (kiwi, siw) takes them, hardware that
- * places each segment as it comes may not. Read when each FPDU is built.
+ * FPDU size toward a peer that agreed to large FPDUs: how many TCP
+ * segments (MSS) one FPDU may span. RFC 5041 sizes DDP segments to the
+ * MULPDU, which RFC 5044 derives from one TCP segment, and every peer that
+ * did not agree gets that. A larger value sends fewer, larger FPDUs (less
+ * framing work per byte) that TCP splits, to a receiver that said in its
+ * MPA frame that it reassembles them (kiwi, siw). 1 withdraws the offer.
+ * The offer is read when a connection starts, the size when each FPDU is
+ * built.
  */
-unsigned int kiwi_fpdu_segs = 1;
+unsigned int kiwi_fpdu_segs = KIWI_FPDU_SEGS_MAX;
 
 static int kiwi_param_set_fpdu_segs(const char *val,
 				    const struct kernel_param *kp)
 {
-	return kiwi_param_set_uint(val, kp, 1, 64, "1 to 64 segments");
+	return kiwi_param_set_uint(val, kp, 1, KIWI_FPDU_SEGS_MAX,
+				   "1 to 64 segments");
 }
 
 static const struct kernel_param_ops kiwi_fpdu_segs_ops = {
@@ -112,7 +115,7 @@ static const struct kernel_param_ops kiwi_fpdu_segs_ops = {
 
 module_param_cb(fpdu_segs, &kiwi_fpdu_segs_ops, &kiwi_fpdu_segs, 0644);
 MODULE_PARM_DESC(fpdu_segs,
-		 "TCP segments one FPDU may span: 1 (default) keeps each FPDU within one segment (RFC 5041/5044); up to 64 sends larger FPDUs, for peers that reassemble them (kiwi, siw)");
+		 "TCP segments one FPDU may span toward a peer that offered large FPDUs in its MPA frame (kiwi, siw with try_gso): 1 to 64 (default), where 1 withdraws kiwi's offer; other peers always get one segment per FPDU (RFC 5041/5044)");
 
 static int kiwi_newlink(const char *ibdev_name, struct net_device *netdev)
 {

@@ -799,6 +799,7 @@ int kiwi_qp_cm_established(struct kiwi_qp *qp, struct kiwi_cep *cep,
 		goto out;
 	}
 	qp->crc = cep->crc;
+	qp->large_fpdus = cep->large_fpdus;
 	ret = kiwi_rx_prepare(qp);
 	if (ret)
 		goto out;

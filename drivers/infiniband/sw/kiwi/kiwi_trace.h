@@ -103,6 +103,7 @@ TRACE_EVENT(kiwi_mpa,
 		__field(bool, initiator)
 		__field(u8, rev)
 		__field(bool, crc)
+		__field(bool, large_fpdus)
 		__field(u8, rtr)
 		__field(u16, ird)
 		__field(u16, ord)
@@ -113,15 +114,16 @@ TRACE_EVENT(kiwi_mpa,
 		__entry->initiator = initiator;
 		__entry->rev = cep->enhanced ? 2 : 1;
 		__entry->crc = cep->crc;
+		__entry->large_fpdus = cep->large_fpdus;
 		__entry->rtr = cep->rtr;
 		__entry->ird = cep->ird;
 		__entry->ord = cep->ord;
 	),
-	TP_printk("dev=%s qpn=%u %s rev=%u crc=%u rtr=%s ird=%u ord=%u",
+	TP_printk("dev=%s qpn=%u %s rev=%u crc=%u large_fpdus=%u rtr=%s ird=%u ord=%u",
 		  __get_str(dev), __entry->qpn,
 		  __entry->initiator ? "initiator" : "responder", __entry->rev,
-		  __entry->crc, kiwi_show_rtr(__entry->rtr), __entry->ird,
-		  __entry->ord)
+		  __entry->crc, __entry->large_fpdus,
+		  kiwi_show_rtr(__entry->rtr), __entry->ird, __entry->ord)
 );
 
 TRACE_EVENT(kiwi_terminate,

@@ -87,8 +87,8 @@ static void kiwi_tx_irq_retire(struct kiwi_tx *tx)
 #define KIWI_TX_MSS_FLOOR	536
 
 /*
- * FPDUs are sized to the connection's MSS (times fpdu_segs), with the MSS
- * never taken below the floor: a
+ * FPDUs are sized to the connection's MSS, times fpdu_segs where both ends
+ * agreed to large FPDUs, with the MSS never taken below the floor: a
  * socket whose route went away with its link (the cached route moves to the
  * blackhole device, MTU 68) syncs its MSS down to 36 until the route is
  * back, which fits no FPDU header, and a link that is down for a moment
@@ -98,10 +98,10 @@ static void kiwi_tx_irq_retire(struct kiwi_tx *tx)
 static unsigned int kiwi_tx_mulpdu(struct kiwi_qp *qp)
 {
 	unsigned int mss = tcp_sk(qp->sock->sk)->mss_cache;
+	unsigned int segs = qp->large_fpdus ? READ_ONCE(kiwi_fpdu_segs) : 1;
 
 	/* kiwi_mpa_mulpdu() caps it at the 16-bit ULPDU_Length. */
-	return kiwi_mpa_mulpdu(max(mss, KIWI_TX_MSS_FLOOR) *
-			       READ_ONCE(kiwi_fpdu_segs));
+	return kiwi_mpa_mulpdu(max(mss, KIWI_TX_MSS_FLOOR) * segs);
 }
 
 /*

@@ -16,6 +16,12 @@
 #define MPA_FLAG_C		0x40
 #define MPA_FLAG_R		0x20
 #define MPA_FLAG_ENHANCED	0x10	/* RFC 6581, revision 2 only */
+/*
+ * Not in the RFCs: the upstream siw's experimental bit (its
+ * MPA_RR_FLAG_GSO_EXP), offered by a sender that takes FPDUs spanning
+ * several TCP segments and sends them to a peer that offered it too.
+ */
+#define MPA_FLAG_LARGE_FPDU	0x08
 #define MPA_OFF_FLAGS		16
 #define MPA_OFF_REV		17
 #define MPA_OFF_PD_LEN		18
@@ -122,6 +128,7 @@ int kiwi_mpa_parse(const u8 *buf, size_t len, bool want_reply,
 	f->markers = flags & MPA_FLAG_M;
 	f->crc = flags & MPA_FLAG_C;
 	f->reject = flags & MPA_FLAG_R;
+	f->large_fpdus = flags & MPA_FLAG_LARGE_FPDU;
 	/* Before revision 2 the bit is reserved and carries no meaning. */
 	f->enhanced = f->rev == 2 && (flags & MPA_FLAG_ENHANCED);
 	pd_len = f->pd_len;
@@ -192,6 +199,8 @@ size_t kiwi_mpa_build(u8 *buf, const struct kiwi_mpa_frame *f)
 		flags |= MPA_FLAG_R;
 	if (enhanced)
 		flags |= MPA_FLAG_ENHANCED;
+	if (f->large_fpdus)
+		flags |= MPA_FLAG_LARGE_FPDU;
 
 	memcpy(buf, f->reply ? mpa_key_rep : mpa_key_req, KIWI_MPA_KEY_LEN);
 	buf[MPA_OFF_FLAGS] = flags;

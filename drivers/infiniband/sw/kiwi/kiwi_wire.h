@@ -94,6 +94,8 @@ enum kiwi_mpa_rtr {
  * @reject: R flag (Reply only)
  * @enhanced: RFC 6581 enhanced-connection flag (revision 2 only); the
  *	first KIWI_MPA_V2_DATA_LEN bytes of private data are then IRD/ORD
+ * @large_fpdus: the sender takes FPDUs that span several TCP segments
+ *	(flag 0x08, reserved in RFC 5044; the upstream siw's GSO_EXP bit)
  * @rev: revision, 1 or 2
  * @pd_len: PD_Length as on the wire (includes the v2 data when enhanced)
  * @p2p: RFC 6581 peer-to-peer mode bit (enhanced only)
@@ -109,6 +111,7 @@ struct kiwi_mpa_frame {
 	bool crc;
 	bool reject;
 	bool enhanced;
+	bool large_fpdus;
 	u8 rev;
 	u16 pd_len;
 	bool p2p;

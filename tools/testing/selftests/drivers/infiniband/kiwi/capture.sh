@@ -2,15 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # kiwi's wire format as Wireshark sees it. A capture on the veth in kiwiA
-# records two kiwi devices with MPA CRC negotiated off (run as
-# capture_crc.sh: with crc_required=1; as capture_siw.sh: kiwi against the
-# upstream siw, CRC required by kiwi) while rping -V and perftest (-R) move
+# records two kiwi devices with MPA CRC negotiated off, with large FPDUs
+# agreed (the default) and without (fpdu_segs=1) (run as capture_crc.sh:
+# with crc_required=1; as capture_siw.sh: kiwi against the upstream siw,
+# CRC required by kiwi, each end connecting, siw as Debian's source has it
+# and with its try_gso on) while rping -V and perftest (-R) move
 # Sends, RDMA Writes and RDMA Reads of odd and multi-FPDU sizes, each tool
 # on its own port. tshark's iwarp_mpa and iwarp_ddp_rdmap dissectors then
 # decode the capture and iwarp_check.py checks it: the MPA v2 exchange and
-# RTR, the framing of every payload byte, the CRC, the opcodes, DDP
-# sequencing, FPDU sizes against the EMSS, padding, the bytes each tool
-# moved, and the close. With CRC on, a copy of the rping connection with a
+# RTR, the large-FPDU flag (0x08) each end offered, the framing of every
+# payload byte, the CRC, the opcodes, DDP sequencing, FPDU sizes against
+# the EMSS (several segments only where both MPA frames agreed), padding,
+# the bytes each tool moved, and the close. With CRC on, a copy of the rping connection with a
 # payload byte flipped, decoded with the rest, must fail the CRC check and
 # no other.
 # The capture is kept in build/test/ for a developer to open in Wireshark.
@@ -49,30 +52,43 @@ devices_del() {
 	kiwi_devs_unload
 }
 
-# mode NAME CRC KIWI PEER MODPARAM... -- KIND:PORT:ITERS:SIZE...: one
-# configuration's traffic, a server in kiwiB and a client in kiwiA for
-# each KIND (rping -V, or ib_KIND_bw); adds its --run to the checker's
-# arguments.
+# mode NAME CRC KIWI PEER LARGE MODPARAM... -- KIND:PORT:ITERS:SIZE...:
+# one configuration's traffic, a server in kiwiB and a client in kiwiA for
+# each KIND (rping -V, or ib_KIND_bw; rping-back: rping's server in kiwiA,
+# its client in kiwiB); adds its --run to the checker's arguments. LARGE
+# (on or off): whether every connection must agree to large FPDUs. PEER
+# siw0-gso is siw built with try_gso (scripts/build-siw.sh).
 mode() {
-	local name=$1 crc=$2 kiwi=$3 peer=$4 params=() t port n size p
-	shift 4
+	local name=$1 crc=$2 kiwi=$3 peer=$4 large=$5 params=() words t port n size p
+	shift 5
 	while [ "$1" != -- ]; do params+=("$1"); shift; done
 	shift
-	check "$name: kiwi0 and $peer" kiwi_devs "$peer" "${params[@]}"
-	runs+=(--run "$name" "$crc" "$kiwi")
-	# kiwi's FPDUs span this many segments: the checker's size rule
+	if [ "$peer" = siw0-gso ]; then
+		peer=siw0
+		KIWI_SIW_KO=$KIWI_SIW_GSO check "$name: kiwi0 and siw0 (try_gso)" \
+			kiwi_devs siw0 "${params[@]}"
+	else
+		check "$name: kiwi0 and $peer" kiwi_devs "$peer" "${params[@]}"
+	fi
+	words=("$crc" "$kiwi" "large=$large")
+	# kiwi's FPDUs span this many segments where agreed: the size rule
 	for p in "${params[@]}"; do
-		case $p in fpdu_segs=*) runs+=("segs=${p#fpdu_segs=}") ;; esac
+		case $p in fpdu_segs=*) words+=("segs=${p#fpdu_segs=}") ;; esac
 	done
+	runs+=(--run "$name" "${words[@]}")
 	for run in "$@"; do
 		IFS=: read -r t port n size <<<"$run"
-		if [ "$t" = rping ]; then
+		if [ "$t" = rping-back ]; then
+			check "$name: rping -V from kiwiB, $n x $size bytes" \
+				pair_rping "rping$port" "$port" kiwiA 192.0.2.1 kiwiB "$n" "$size"
+			t=rping
+		elif [ "$t" = rping ]; then
 			check "$name: rping -V, $n x $size bytes" \
 				pair_rping "rping$port" "$port" kiwiB $srv kiwiA "$n" "$size"
 			# With CRC on, a copy of this connection on port
 			# 7999 with a byte flipped must fail the CRC check.
 			[ "$crc" = on ] &&
-				flipped=(--run flipped on "$kiwi" "7999:$t:$n:$size") &&
+				flipped=(--run flipped "${words[@]}" "7999:$t:$n:$size") &&
 				flip_port=$port
 		else
 			check "$name: ib_${t}_bw -R, $n x $size bytes" \
@@ -101,31 +117,41 @@ relay() {
 kiwi_unload
 modprobe -r siw 2>/dev/null
 runs=() flipped=() flip_port=
-if [ "$what" = siw ] && [ ! -f "$KIWI_SIW" ]; then
-	not_ok "siw.ko was built (scripts/build-siw.sh)"
+if [ "$what" = siw ] && { [ ! -f "$KIWI_SIW" ] || [ ! -f "$KIWI_SIW_GSO" ]; }; then
+	not_ok "siw.ko was built, as Debian has it and with try_gso (scripts/build-siw.sh)"
 	tap_end
 fi
 check "two hosts joined by kvA/kvB" kiwi_two_hosts
 check "dumpcap captures on kvA" capture_start
 
-# 3 and 65539 bytes are Writes far below and above one FPDU; 4001, 4097
-# and 10001 are multi-FPDU messages whose last segment needs pad. rping
-# covers Send, Write and Read in each configuration; each perftest test
-# and size runs once. Against siw, a perftest server runs on the siw side
-# only (see interop.sh), and siw's FPDUs are not held to kiwi's rules
-# (EMSS fill, zero pad, zero CRC field).
+# With large FPDUs agreed (kiwi's default between two kiwis), 65539 and
+# 200001 bytes take several FPDUs of up to 64 KiB; 3 bytes is a Write far
+# below one FPDU; 4001, 4097, 10001 and 65000 take one large FPDU, or,
+# with fpdu_segs=1, several whose last segment needs pad. rping covers Send,
+# Write and Read in each configuration; each perftest test and size runs
+# once. Against siw, a perftest server runs on the siw side only (see
+# interop.sh), and siw's FPDUs are not held to kiwi's rules (fill, zero
+# pad, zero CRC field). siw as Debian builds it offers no large FPDUs when
+# it connects, and its Reply repeats its Request's flags, the large-FPDU
+# offer among them; with try_gso it offers them, and sends them where
+# agreed.
 case $what in
 crc-off)
-	mode crc-off off both kiwi1 -- rping:7174:5:4001 write:18510:20:3 \
-		read:18512:10:4097
-	# FPDUs of up to 64 KiB (fpdu_segs): still framed, placed, checked
-	mode fpdu-segs off both kiwi1 fpdu_segs=64 -- rping:7177:5:65000 \
-		write:18514:5:200001 ;;
+	mode crc-off off both kiwi1 on -- rping:7174:5:4001 write:18510:20:3 \
+		read:18512:10:4097 write:18514:5:200001
+	# fpdu_segs=1: no offer, one segment per FPDU
+	mode mss off both kiwi1 off fpdu_segs=1 -- rping:7177:5:65000 \
+		write:18516:5:10001 ;;
 crc-required)
-	mode crc-required on both kiwi1 crc_required=1 -- rping:7175:5:4001 \
+	mode crc-required on both kiwi1 on crc_required=1 -- rping:7175:5:4001 \
 		write:18521:5:65539 send:18523:10:10001 ;;
 siw)
-	mode siw on client siw0 crc_required=1 -- rping:7176:5:4001 write:18531:5:65539 ;;
+	mode siw on client siw0 on crc_required=1 -- rping:7176:5:4001 write:18531:5:65539
+	mode siw-connects on server siw0 off crc_required=1 -- rping-back:7178:5:10001
+	mode siw-gso on client siw0-gso on crc_required=1 -- rping:7179:5:65000 \
+		write:18533:5:200001
+	mode siw-gso-connects on server siw0-gso on crc_required=1 -- \
+		rping-back:7180:5:65000 ;;
 esac
 sleep 1		# the last FINs and ACKs
 check "the capture dropped no packet" capture_stop

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check an iWARP capture with Wireshark's own dissectors.
 
-    iwarp_check.py CAPTURE --run NAME CRC KIWI [segs=N] PORT:KIND:ITERS:SIZE...
-                   [--run ...]
+    iwarp_check.py CAPTURE --run NAME CRC KIWI [segs=N] [large=on|off]
+                   PORT:KIND:ITERS:SIZE... [--run ...]
 
 tshark decodes CAPTURE with its iwarp_mpa (heuristic, on by default) and
 iwarp_ddp_rdmap dissectors; iwarp_dump.lua prints the decoded fields and
@@ -15,9 +15,13 @@ A run is the part of the capture made by one configuration: the
 connections to the server PORTs it names. CRC (on or off) is what its MPA
 exchange must negotiate; KIWI (client, server, both or none) names the ends
 that are kiwi, whose non-last DDP segments must fill the EMSS and whose pad
-and unused CRC fields must be zero. segs=N: kiwi ran with fpdu_segs=N, and
-its FPDUs fill N times the EMSS (to the 16-bit ULPDU_Length's limit) instead,
-which no FPDU may exceed. KIND is the tool that ran on PORT:
+and unused CRC fields must be zero. large=on: every connection's MPA
+Request and Reply both carry the large-FPDU flag (0x08, the upstream siw's
+GSO_EXP bit), and on such a connection FPDUs may span several segments:
+kiwi's fill segs=N times the EMSS (its fpdu_segs, default 64; to the 16-bit
+ULPDU_Length's limit), which no FPDU may exceed. large=off (the default): no
+connection agreed, and every FPDU fits the EMSS. A Reply carries the flag
+only when its Request did. KIND is the tool that ran on PORT:
 rping (rping -V -C ITERS -S SIZE), write, read or send (ib_<KIND>_bw -R -n
 ITERS -s SIZE); it gives the bytes the DDP headers must account for.
 
@@ -34,9 +38,9 @@ frame covers, and the framing check fails.
 Two behaviours of Wireshark 4.0 are not kiwi's and are allowed here:
   * iwarp_mpa knows only RFC 5044, so an MPA revision 2 Request (RFC 6581)
     draws the warnings "Rev field is NOT set to one" and "Res field is NOT
-    set to zero" (the enhanced-mode bit); the upstream siw's Requests draw
-    the same. They are accepted only when every Request is revision 2 with
-    the enhanced bit as its only reserved bit.
+    set to zero" (the enhanced-mode bit, and the large-FPDU bit); the
+    upstream siw's Requests draw the same. They are accepted only when
+    every Request is revision 2 with no reserved bit but those two.
   * the rpcordma and smb_direct heuristics claim RDMA Send payloads that
     are neither (perftest's and rping's own messages) and call them
     malformed: they are disabled for the decode.
@@ -64,6 +68,7 @@ TAGGED_HDR, UNTAGGED_HDR, READ_REQ_HDR = 14, 18, 28
 MPA_KEY_REQ = b"MPA ID Req Frame".hex()
 MPA_KEY_REP = b"MPA ID Rep Frame".hex()
 ENHANCED = 0x10         # RFC 6581 bit in the MPA Request/Reply flags
+LARGE_FPDU = 0x08       # siw's GSO_EXP bit: FPDUs may span TCP segments
 TCP_OPT_TIMESTAMP = 8
 # What each tool's traffic must contain (RFC 5040 opcodes).
 KIND_OPS = {"rping": {OP_SEND, OP_WRITE, OP_READ_REQ, OP_READ_RESP},
@@ -268,8 +273,10 @@ def decode_v2(pdata):
             "ord": ordw & 0x3fff, "rtr": rtr}
 
 
-def check_handshake(st, crc):
-    """MPA Request and Reply of one connection. Returns (errors, v2, text)."""
+def check_handshake(st, crc, large, kiwi_client):
+    """MPA Request and Reply of one connection. Returns (errors, v2, text);
+    sets st.large to whether both frames offered large FPDUs. kiwi offers
+    peer-to-peer RTR messages when it connects; siw does not by default."""
     errs = []
     reqs = [i for i in st.items if i.kind == "req"]
     reps = [i for i in st.items if i.kind == "rep"]
@@ -292,8 +299,10 @@ def check_handshake(st, crc):
             errs.append("Reply rejects the connection")
         rev = num(it.get("iwarp_mpa.rev", "0"))
         res = num(it.get("iwarp_mpa.res", "0"))
-        if rev != 2 or res != ENHANCED:
-            errs.append("%s revision %d reserved bits 0x%x (want 2, 0x10)" % (label, rev, res))
+        if rev != 2 or res & ~LARGE_FPDU != ENHANCED:
+            errs.append("%s revision %d reserved bits 0x%x (want 2, 0x10 or 0x18)" %
+                        (label, rev, res))
+        v2[it.kind + "_large"] = bool(res & LARGE_FPDU)
         pdata = it.get("iwarp_mpa.privatedata", "")
         pdlen = num(it.get("iwarp_mpa.pdlength", "0"))
         if pdlen != len(pdata) // 2 or pdlen < 4:
@@ -304,16 +313,25 @@ def check_handshake(st, crc):
     if errs:
         return errs, None, ""
     q, p = v2["req"], v2["rep"]
+    st.large = v2["req_large"] and v2["rep_large"]
+    if v2["rep_large"] and not v2["req_large"]:
+        errs.append("Reply offers large FPDUs to a Request that did not")
+    if st.large != large:
+        errs.append("large FPDUs %sagreed (Request %s, Reply %s), %s expected" %
+                    ("" if st.large else "not ", v2["req_large"], v2["rep_large"],
+                     "on" if large else "off"))
     if (q["crc"] or p["crc"]) != crc:
         errs.append("CRC flags Request %s Reply %s, CRC %s expected" %
                     (q["crc"], p["crc"], "on" if crc else "off"))
-    if not q["p2p"] or not q["rtr"]:
+    if kiwi_client and (not q["p2p"] or not q["rtr"]):
         errs.append("Request offers no peer-to-peer RTR")
     if len(p["rtr"]) > 1 or not p["rtr"] <= q["rtr"] or (p["p2p"] and not p["rtr"]):
         errs.append("Reply picks RTR %s of %s" % (sorted(p["rtr"]), sorted(q["rtr"])))
-    text = ("Request C=%d IRD %d ORD %d RTR offered %s; Reply C=%d IRD %d ORD %d RTR %s" %
-            (q["crc"], q["ird"], q["ord"], ",".join(sorted(q["rtr"])),
-             p["crc"], p["ird"], p["ord"], ",".join(sorted(p["rtr"])) or "none"))
+    text = ("Request C=%d L=%d IRD %d ORD %d RTR offered %s; "
+            "Reply C=%d L=%d IRD %d ORD %d RTR %s" %
+            (q["crc"], v2["req_large"], q["ird"], q["ord"], ",".join(sorted(q["rtr"])),
+             p["crc"], v2["rep_large"], p["ird"], p["ord"],
+             ",".join(sorted(p["rtr"])) or "none"))
     return errs, (next(iter(p["rtr"])) if p["p2p"] and p["rtr"] else None), text
 
 
@@ -445,15 +463,21 @@ class Run:
     """One part of the capture: the connections to some server ports."""
 
     def __init__(self, words):
-        self.segs = 1
-        if len(words) > 3 and words[3].startswith("segs="):
-            self.segs = int(words[3][5:])
+        self.segs, self.large = 64, False
+        while len(words) > 3 and words[3].startswith(("segs=", "large=")):
+            key, val = words[3].split("=", 1)
+            if key == "segs":
+                self.segs = int(val)
+            elif val in ("on", "off"):
+                self.large = val == "on"
+            else:
+                self.segs = 0
             words = words[:3] + words[4:]
         if len(words) < 4 or words[1] not in ("on", "off") or \
            words[2] not in ("client", "server", "both", "none") or \
            not 1 <= self.segs <= 64:
             raise SystemExit("--run NAME on|off client|server|both|none "
-                             "[segs=1..64] PORT:KIND:ITERS:SIZE...")
+                             "[segs=1..64] [large=on|off] PORT:KIND:ITERS:SIZE...")
         self.name, self.crc, self.kiwi = words[0], words[1] == "on", words[2]
         self.expect = [expectation(w) for w in words[3:]]
         self.ports = {e[0] for e in self.expect}
@@ -474,7 +498,8 @@ def check_global(streams, malformed, experts, runs, rep):
     errs, notes = [], []
     reqs = [i for s in conns for i in s.items if i.kind == "req"]
     v2_ok = reqs and all(num(i.get("iwarp_mpa.rev", "0")) == 2 and
-                         num(i.get("iwarp_mpa.res", "0")) == ENHANCED for i in reqs)
+                         num(i.get("iwarp_mpa.res", "0")) & ~LARGE_FPDU == ENHANCED
+                         for i in reqs)
     if malformed:
         errs.append("malformed frames: %s" % " ".join(map(str, sorted(set(malformed))[:20])))
     for sev, count, group, proto, summary in experts:
@@ -508,13 +533,15 @@ def check_run(run, conns, streams, rep):
     # MPA Request and Reply, and the RTR that follows them.
     errs, texts, rtrs = [], [], {}
     for st in conns:
-        e, rtr, text = check_handshake(st, run.crc)
+        e, rtr, text = check_handshake(st, run.crc, run.large,
+                                       run.kiwi in ("client", "both"))
         errs += ["%s: %s" % (st.name(), x) for x in e]
         if not e:
             rtrs[st.sid] = rtr
             texts.append("%s: %s" % (st.name(), text))
     point(not errs, "MPA Request and Reply decoded in every connection: key, "
-          "revision 2, M=0, R=0, C as negotiated, RFC 6581 IRD/ORD and RTR", errs or texts)
+          "revision 2, M=0, R=0, C as negotiated, large FPDUs %s, RFC 6581 IRD/ORD "
+          "and RTR" % ("agreed" if run.large else "not agreed"), errs or texts)
     errs = []
     for st in conns:
         if st.sid in rtrs:
@@ -593,7 +620,7 @@ def check_run(run, conns, streams, rep):
           (["Terminate in frames %s" % " ".join(terms)] if terms else []))
 
     # FPDU sizes against the EMSS.
-    errs, info, full = [], [], 0
+    errs, info, full, fills = [], [], 0, [0]
     for st in conns:
         emss = st.emss()
         if emss is None:
@@ -602,14 +629,17 @@ def check_run(run, conns, streams, rep):
         biggest = max((i.wire_len for i in st.fpdus()), default=0)
         # kiwi_mpa_mulpdu(): length field, ULPDU and pad a multiple of 4,
         # then the CRC; the ULPDU at most 0xffff (then 3 bytes of pad).
-        limit = emss * run.segs
+        # Only a connection that agreed to large FPDUs may have them.
+        segs = run.segs if getattr(st, "large", False) else 1
+        limit = emss * segs
         fill = ((limit - 4) & ~3) + 4
         if fill - 6 > 0xffff:
             limit = fill = 2 + 0xffff + 3 + 4
+        fills.append(fill)
         info.append("%s: MSS %d, EMSS %d, largest FPDU %d%s" %
                     (st.name(), min(st.mss.values()), emss, biggest,
-                     ", fpdu_segs %d: at most %d" % (run.segs, limit)
-                     if run.segs > 1 else ""))
+                     ", large FPDUs agreed, kiwi's fpdu_segs %d: at most %d" %
+                     (segs, limit) if segs > 1 else ", at most %d" % limit))
         for it in st.fpdus():
             if it.wire_len > limit:
                 errs.append("%s: FPDU of %d bytes exceeds %d" %
@@ -620,9 +650,9 @@ def check_run(run, conns, streams, rep):
                                 (it.where(), it.wire_len, fill))
                 else:
                     full += 1
-    if any(e[3] > 1500 for e in run.expect) and not full and run.kiwi != "none":
+    if any(e[3] > max(fills) for e in run.expect) and not full and run.kiwi != "none":
         errs.append("no message from kiwi took several FPDUs")
-    what = "every FPDU fits the EMSS (MSS option less TCP options)" if run.segs == 1 \
+    what = "every FPDU fits the EMSS (MSS option less TCP options)" if not run.large \
         else "every FPDU fits %d times the EMSS" % run.segs
     point(not errs, "%s; %d non-last segments from kiwi fill it" % (what, full),
           errs or info)

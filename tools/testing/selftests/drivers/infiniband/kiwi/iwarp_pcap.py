@@ -37,7 +37,10 @@ MO), to (a Read Response at the wrong offset), term (a Terminate), pad
 (non-zero pad), cut (the capture ends inside an FPDU), nofin (no close),
 gap (a segment of the server's Write missing from the capture). reorder
 is correct: two of those segments captured in swapped order, as a veth
-can deliver them.
+can deliver them. large is correct for a checker told large=on: both MPA
+frames carry the large-FPDU flag (0x08) and each message is one FPDU of
+4001 bytes; largereq has the flag in the Request only and largerep in the
+Reply only, with the same large FPDUs.
 """
 
 import os
@@ -50,7 +53,7 @@ MSS, EMSS = 1460, 1448          # segments carry the 12-byte timestamp option
 UNTAGGED_HDR = 18               # the longer DDP header
 VARIANTS = ("good", "crc", "plain", "badcrc", "crcfield", "rev1", "nortr", "early",
             "big", "small", "msn", "mo", "to", "term", "pad", "cut", "nofin",
-            "reorder", "gap")
+            "reorder", "gap", "large", "largereq", "largerep")
 
 # ---- classic pcap files ----
 
@@ -314,11 +317,11 @@ class Conn:
         self.frame(CLIENT, 0x10)
 
 
-def mpa_frame(reply, crc, rev=2, pdata=None):
+def mpa_frame(reply, crc, rev=2, pdata=None, large=False):
     key = b"MPA ID Rep Frame" if reply else b"MPA ID Req Frame"
     if pdata is None:   # IRD/ORD 1, peer-to-peer; offer all RTRs, or pick Write
         pdata = bytes.fromhex("80018001" if reply else "c001c001")
-    flags = (0x40 if crc else 0) | (0x10 if rev == 2 else 0)
+    flags = (0x40 if crc else 0) | (0x10 if rev == 2 else 0) | (0x08 if large else 0)
     return key + struct.pack("!BBH", flags, rev, len(pdata)) + pdata
 
 
@@ -364,9 +367,11 @@ def synth(variant, path):
 
     payload = bytes((i * 7) & 0xff for i in range(SYNTH_SIZE))
     c.frame(CLIENT, 0x18, mpa_frame(False, crc, rev=1 if variant == "rev1" else 2,
-                                     pdata=b"" if variant == "rev1" else None))
+                                     pdata=b"" if variant == "rev1" else None,
+                                     large=variant in ("large", "largereq")))
     c.frame(SERVER, 0x18, mpa_frame(True, crc, rev=1 if variant == "rev1" else 2,
-                                    pdata=b"" if variant == "rev1" else None))
+                                    pdata=b"" if variant == "rev1" else None,
+                                    large=variant in ("large", "largerep")))
     if variant == "early":
         send(SERVER, untagged(3, True, 0, 1, 0) + b"\0" * 16)
     if variant not in ("nortr", "rev1"):
@@ -378,6 +383,8 @@ def synth(variant, path):
     rr = struct.pack("!IQIIQ", 0x100, 0x7000, SYNTH_SIZE, 0x200, 0x9000)
     send(SERVER, untagged(1, True, 1, 1, 0) + rr)
     room = ((EMSS - 4) & ~3) - 2 - 14
+    if variant.startswith("large"):     # one FPDU per message
+        room = SYNTH_SIZE
     for off, n, last in segments(SYNTH_SIZE, room - 100 if variant == "small" else room):
         to = 0x7000 + off + (8 if variant == "to" and off else 0)
         send(CLIENT, tagged(2, last, 0x100, to) + payload[off:off + n],

@@ -11,6 +11,9 @@ KIWI_TESTDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KIWI_ROOT=${KIWI_ROOT:-$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)}
 # The upstream siw, built by scripts/build-siw.sh: the wire peer.
 KIWI_SIW=$KIWI_ROOT/build/siw/siw.ko
+# The same siw with its try_gso on: it offers large FPDUs and sends them
+# where the peer agreed (scripts/build-siw.sh).
+KIWI_SIW_GSO=$KIWI_ROOT/build/siw-gso/siw.ko
 # Kernel log lines that mean a test broke the kernel (run_vm.sh checks the
 # log after each test). On the debug kernel KASAN and lockdep reports start
 # with "BUG:" or "WARNING:", and the rest of lockdep's and RCU's with "INFO:".
@@ -150,7 +153,8 @@ kiwi_two_hosts_del() {
 
 # kiwi_devs PEER [MODPARAM=VALUE...]: on kiwi_two_hosts, kiwi loaded with
 # the parameters, kiwi0 on kvA in kiwiA, and PEER on kvB in kiwiB: kiwi1,
-# or siw0 of the upstream siw (loaded here).
+# or siw0 of the upstream siw (loaded here: $KIWI_SIW_KO if set, else
+# $KIWI_SIW).
 kiwi_devs() {
 	local peer=$1
 	shift
@@ -164,7 +168,7 @@ kiwi_devs() {
 	if [ "$peer" = siw0 ]; then
 		modprobe -r siw 2>/dev/null
 		modprobe -a ib_core libcrc32c crc32c_generic 2>/dev/null
-		insmod "$KIWI_SIW" &&
+		insmod "${KIWI_SIW_KO:-$KIWI_SIW}" &&
 		ip netns exec kiwiB rdma link add siw0 type siw netdev kvB
 	else
 		ip netns exec kiwiB rdma link add kiwi1 type kiwi netdev kvB

@@ -38,16 +38,16 @@ check "mpa_rev reads back 1" test "$(cat /sys/module/kiwi/parameters/mpa_rev)" =
 check "crc_required reads back Y" \
 	test "$(cat /sys/module/kiwi/parameters/crc_required)" = Y
 kiwi_unload
-check "defaults: mpa_rev 2, crc_required N, fpdu_segs 1" \
+check "defaults: mpa_rev 2, crc_required N, fpdu_segs 64 (large FPDUs offered)" \
 	eval 'modprobe kiwi &&
 	      test "$(cat /sys/module/kiwi/parameters/mpa_rev)" = 2 &&
 	      test "$(cat /sys/module/kiwi/parameters/crc_required)" = N &&
-	      test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 1'
+	      test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 64'
 # setparam FILE VALUE: a write to a loaded module's parameter
 setparam() { echo "$2" 2>/dev/null >"/sys/module/kiwi/parameters/$1"; }
-check "fpdu_segs takes 64 at run time" \
-	eval 'setparam fpdu_segs 64 && test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 64'
-check "fpdu_segs refuses 0 at run time, and keeps 64" \
-	eval '! setparam fpdu_segs 0 && test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 64'
+check "fpdu_segs takes 1 at run time (the offer withdrawn)" \
+	eval 'setparam fpdu_segs 1 && test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 1'
+check "fpdu_segs refuses 0 at run time, and keeps 1" \
+	eval '! setparam fpdu_segs 0 && test "$(cat /sys/module/kiwi/parameters/fpdu_segs)" = 1'
 kiwi_unload
 tap_end

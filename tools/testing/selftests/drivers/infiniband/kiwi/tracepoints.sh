@@ -66,8 +66,8 @@ addr='local=192\.0\.2\.2:'"$PORT"' remote=192\.0\.2\.1:[0-9]+'
 traced control "reply verified"
 has "cm_event: CONNECT_REQUEST with IRD/ORD and both addresses" \
 	"kiwi_cm_event: dev=kiwi1 CONNECT_REQUEST status=0 ird=[0-9]+ ord=[0-9]+ pdata=[0-9]+ $addr\$"
-has "mpa: the responder's result, revision 2, no CRC, no RTR" \
-	'kiwi_mpa: dev=kiwi1 qpn=[0-9]+ responder rev=2 crc=0 rtr=none ird=[0-9]+ ord=[0-9]+$'
+has "mpa: the responder's result, revision 2, no CRC, no large FPDUs (not offered), no RTR" \
+	'kiwi_mpa: dev=kiwi1 qpn=[0-9]+ responder rev=2 crc=0 large_fpdus=0 rtr=none ird=[0-9]+ ord=[0-9]+$'
 has "qp_state: the server's QP enters RTS" \
 	'kiwi_qp_state: dev=kiwi1 qpn=[0-9]+ (INIT|RTR) -> RTS$'
 has "cm_event: ESTABLISHED" "kiwi_cm_event: dev=kiwi1 ESTABLISHED status=0 .*$addr\$"
@@ -76,10 +76,10 @@ has "qp_state: the QP leaves RTS at the close" 'kiwi_qp_state: dev=kiwi1 qpn=[0-
 
 traced control "reply verified" -r 1
 has "mpa: revision 1 when the peer asks for it" \
-	'kiwi_mpa: dev=kiwi1 qpn=[0-9]+ responder rev=1 crc=0 rtr=none '
+	'kiwi_mpa: dev=kiwi1 qpn=[0-9]+ responder rev=1 crc=0 large_fpdus=0 rtr=none '
 traced control "reply verified" -c -t write
 has "mpa: the CRC and an RTR Write when the peer asks for them" \
-	'kiwi_mpa: dev=kiwi1 qpn=[0-9]+ responder rev=2 crc=1 rtr=write '
+	'kiwi_mpa: dev=kiwi1 qpn=[0-9]+ responder rev=2 crc=1 large_fpdus=0 rtr=write '
 
 traced write-badstag "term 1/1/00 md"
 has "terminate: sent, DDP tagged buffer error, invalid STag, M and D" \
