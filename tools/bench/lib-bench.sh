@@ -6,7 +6,9 @@
 # server and client pair, size ib_send_bw's receive queue, and read
 # perftest's result.
 # Needs $root; BENCH_KIWI_PARAMS are kiwi's module parameters (transport
-# kiwi_crc adds crc_required=1, kiwi_mss fpdu_segs=1).
+# kiwi_crc adds crc_required=1, kiwi_mss fpdu_segs=1). With BENCH_PAIR set
+# (the two-host path, under scripts/vm-pair.sh), lib-bench-pair.sh
+# replaces the parts that differ between two VMs.
 
 SIW=$root/build/siw/siw.ko
 
@@ -109,13 +111,12 @@ listening() {
 	return 1
 }
 
-# bench_vm_prep: kiwi installed in the VM, only the measured providers
-# left, the kernel's RDMA modules loaded and kiwi_two_hosts made.
-bench_vm_prep() {
-	"$root/scripts/vm-install.sh" || { echo "bench: cannot install kiwi in the VM" >&2; return 1; }
-	# libibverbs loads every provider named in /etc/libibverbs.d into every
-	# process, seconds of each run under emulation. In the VM /etc is an
-	# overlay that vanishes at shutdown: keep only the three measured here.
+# bp_keep_providers: libibverbs loads every provider named in
+# /etc/libibverbs.d into every process, seconds of each run under
+# emulation. In the VM /etc is an overlay that vanishes at shutdown: keep
+# only the three measured here.
+bp_keep_providers() {
+	local f
 	if [ "$(findmnt -no FSTYPE /etc)" = overlay ]; then
 		for f in /etc/libibverbs.d/*.driver; do
 			case ${f##*/} in
@@ -125,6 +126,26 @@ bench_vm_prep() {
 		done
 	fi
 	echo "# bench: providers $(cd /etc/libibverbs.d && echo *.driver)"
+}
+
+# bp_busy_ticks: CPU time (user, nice, system, irq, softirq, steal) of
+# all CPUs since boot, in clock ticks.
+bp_busy_ticks() {
+	local user nice sys irq softirq steal
+	read -r _ user nice sys _ _ irq softirq steal _ </proc/stat
+	echo $((user + nice + sys + irq + softirq + steal))
+}
+
+# busy_ticks: the CPU time of the machine both ends run on.
+busy_ticks() {
+	bp_busy_ticks
+}
+
+# bench_vm_prep: kiwi installed in the VM, only the measured providers
+# left, the kernel's RDMA modules loaded and kiwi_two_hosts made.
+bench_vm_prep() {
+	"$root/scripts/vm-install.sh" || { echo "bench: cannot install kiwi in the VM" >&2; return 1; }
+	bp_keep_providers
 	modprobe -a ib_core iw_cm rdma_cm ib_uverbs rdma_ucm
 	kiwi_two_hosts || { echo "bench: cannot set up the two hosts" >&2; return 1; }
 	ip -n kiwiA link set lo up
@@ -181,3 +202,7 @@ pair_run() {
 	[ $crc -eq 0 ] || kill "$spid" 2>/dev/null
 	wait "$spid"
 }
+
+if [ -n "${BENCH_PAIR:-}" ]; then
+	source "$root/tools/bench/lib-bench-pair.sh"
+fi

@@ -80,7 +80,7 @@ mkdir -p "$logs"
 #                        difference in bytes (so the programs' start-up
 #                        cancels); TCP: tcp_cpu, iperf3 the same way
 cells() {
-	local s n
+	local s
 	for s in 4096 65536 1048576; do
 		echo "write_bw $s poll"
 		echo "read_bw $s poll"
@@ -94,20 +94,26 @@ cells() {
 	echo "send_lat 8 poll"
 	echo "send_lat 8 event"
 	[ "$tr" = rxe ] && return
-	for n in 1 2 4 8; do echo "scale_qp 65536 $n"; done
-	for n in 1 2 4; do echo "scale_proc 65536 $n"; done
+	scale_cells
 	echo "cpu_send 65536 event"
 }
 
-tcp_cells() {
+# The scaling cells: one host only (the two-host path measures one
+# connection's cells, its CPU time and storage).
+scale_cells() {
 	local n
+	[ -n "${BENCH_PAIR:-}" ] && return
+	for n in 1 2 4 8; do echo "scale_qp 65536 $n"; done
+	for n in 1 2 4; do echo "scale_proc 65536 $n"; done
+}
+
+tcp_cells() {
 	echo "tcp_bw 4096 any"
 	echo "tcp_bw 65536 any"
 	echo "tcp_bw 1048576 any"
 	echo "tcp_lat 8 poll"
 	echo "tcp_lat 8 event"
-	for n in 1 2 4 8; do echo "scale_qp 65536 $n"; done
-	for n in 1 2 4; do echo "scale_proc 65536 $n"; done
+	scale_cells
 	echo "tcp_cpu 65536 event"
 }
 
@@ -136,13 +142,6 @@ print("%.2f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_se
 port=18515
 broken=''
 
-# busy_ticks: CPU time (user, nice, system, irq, softirq, steal) of all
-# CPUs since boot, in clock ticks.
-busy_ticks() {
-	local user nice sys irq softirq steal
-	read -r _ user nice sys _ _ irq softirq steal _ </proc/stat
-	echo $((user + nice + sys + irq + softirq + steal))
-}
 hz=$(getconf CLK_TCK)
 
 # commands: the server and client command lines of one run (one pair of
@@ -371,7 +370,7 @@ for run in $(seq "$runs"); do
 		teardown "$tr"
 	done
 done
-kiwi_two_hosts_del
+[ -n "${BENCH_PAIR:-}" ] || kiwi_two_hosts_del
 echo "# bench: $runs run(s) of each cell in $((SECONDS - start)) s"
 
 # The storage rows: NVMe-oF and NFS over kiwi against them over TCP.

@@ -10,7 +10,9 @@
 # OUTDIR/raw.csv as transport kiwi, siw or tcp; report.py prints kiwi/siw
 # and kiwi/TCP. siw (build/siw/siw.ko, when BENCH_TRANSPORTS names it)
 # takes kiwi's place on kva for its rounds: the RDMA CM picks a device by
-# its netdev, so one at a time.
+# its netdev, so one at a time. On the two-host path (BENCH_PAIR, VM b of
+# tools/bench/pair.sh) the target (nvmet, nfsd and their device) is VM a's
+# on its NIC, the initiators b's on its own, and the address a's.
 #
 #   tools/bench/storage.sh OUTDIR
 #
@@ -34,26 +36,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
 
-out=${1:?usage: storage.sh OUTDIR}
-if [ "${BENCH_QUICK:-0}" = 1 ]; then
-	runs=${BENCH_RUNS:-1}
-	mb=${BENCH_STORAGE_MB:-64}
-else
-	runs=${BENCH_RUNS:-3}
-	mb=${BENCH_STORAGE_MB:-256}
-fi
 SIW=$root/build/siw/siw.ko
-transports=kiwi
-[[ " ${BENCH_TRANSPORTS:-siw} " == *" siw "* ]] && [ -f "$SIW" ] && transports+=" siw"
-transports+=" tcp"
-raw=$out/raw.csv
-logs=$out/logs
-mkdir -p "$logs"
-[ -s "$raw" ] || echo "transport,test,size,mode,iters,run,value,unit,status" >"$raw"
-[ -s "$out/cq_cpus.csv" ] ||
-	echo "transport,test,size,mode,run,cpu,cqes,handlers,remote" >"$out/cq_cpus.csv"
-
-addr=192.0.2.1
 cfg=/sys/kernel/config/nvmet
 nqn=nqn.2026-11.org.kiwi:bench
 exp=/run/kiwi-bench-export
@@ -69,52 +52,137 @@ row() { # TRANSPORT TEST SIZE MODE RUN VALUE UNIT
 		"${6:-fail}" "$7"
 }
 
-setup() {
-	modprobe -a kiwi null_blk nvmet nvmet-rdma nvmet-tcp nvme-rdma nvme-tcp rpcrdma nfsd || return 1
+# ---- the target: in this VM on one host, VM a's on two (run there by
+# "tgt", with this file sourced for its functions).
+
+# st_target_setup ADDR NETDEV: null_blk behind nvmet's RDMA and TCP ports
+# and nfsd's TCP and RDMA listeners, on ADDR; kiwi0 on NETDEV (one host:
+# the veth end kva, made here) or kiwi1 (two hosts).
+st_target_setup() {
+	local a=$1 nd=$2 p tr svc dev=kiwi1
+	modprobe -a kiwi null_blk nvmet nvmet-rdma nvmet-tcp rpcrdma nfsd || return 1
 	# null_blk's defaults: one 250 GiB device, no memory kept.
 	[ -b /dev/nullb0 ] || return 1
-	kiwi_own_addr_dev kiwi0 $addr || return 1
+	if [ "$nd" = kva ]; then
+		kiwi_own_addr_dev kiwi0 "$a" || return 1
+	else
+		rdma link add $dev type kiwi netdev "$nd" || return 1
+	fi
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 	mkdir "$cfg/subsystems/$nqn" &&
 	echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host" &&
 	mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
 	echo /dev/nullb0 >"$cfg/subsystems/$nqn/namespaces/1/device_path" &&
 	echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" || return 1
-	local p tr svc
 	for p in 1 2; do
 		tr=$([ $p = 1 ] && echo rdma || echo tcp)
 		svc=$([ $p = 1 ] && echo 4420 || echo 4421)
 		mkdir "$cfg/ports/$p" &&
 		echo "$tr" >"$cfg/ports/$p/addr_trtype" &&
 		echo ipv4 >"$cfg/ports/$p/addr_adrfam" &&
-		echo $addr >"$cfg/ports/$p/addr_traddr" &&
+		echo "$a" >"$cfg/ports/$p/addr_traddr" &&
 		echo $svc >"$cfg/ports/$p/addr_trsvcid" &&
 		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/$p/subsystems/$nqn" || return 1
 	done
 	# NFS: nfsd listens on TCP 2049 and RDMA 20049; NFSv4 only, so no
 	# rpcbind: mountd answers the kernel's export upcalls.
-	mkdir -p $exp $mnt && mount -t tmpfs -o size=1200m tmpfs $exp &&
-	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
-	exportfs -o rw,no_root_squash,insecure,fsid=0 "$addr/24:$exp" &&
+	mkdir -p $exp && mount -t tmpfs -o size=1200m tmpfs $exp &&
+	{ mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd; } &&
+	exportfs -o rw,no_root_squash,insecure,fsid=0 "$a/24:$exp" &&
 	rpc.mountd -N 3 >/dev/null 2>&1 &&
 	rpc.nfsd -N 3 -V 4.2 --rdma=20049 4 >/dev/null 2>&1 &&
 	grep -q "rdma 20049" /proc/fs/nfsd/portlist
 }
 
-teardown() {
-	umount $mnt 2>/dev/null
+st_target_teardown() {
 	rpc.nfsd 0 >/dev/null 2>&1
 	pkill -x rpc.mountd
 	exportfs -ua
 	umount $exp 2>/dev/null
-	nvme disconnect-all >/dev/null 2>&1
 	rm -f "$cfg"/ports/*/subsystems/$nqn
 	rmdir "$cfg"/ports/* "$cfg/subsystems/$nqn/namespaces/1" \
 		"$cfg/subsystems/$nqn" 2>/dev/null
 	ip link del kva 2>/dev/null
+	rdma link del kiwi1 2>/dev/null
+	rdma link del siw1 2>/dev/null
+	wait_for 20 eval 'ibdev_absent kiwi0 && ibdev_absent kiwi1 && ibdev_absent siw1'
+	grep -q "^siw " /proc/modules && rmmod siw
+	modprobe -r nvmet-rdma nvmet-tcp null_blk 2>/dev/null
+	return 0
+}
+
+# st_target_dev OLD NEW TYPE NETDEV ADDR: the target's RDMA device OLD
+# replaced by NEW of TYPE (kiwi, siw) on NETDEV, and nvmet's RDMA port
+# enabled on it again (nvmet-rdma drops its listener with a device);
+# nfsd's wildcard listener finds a new device by itself.
+st_target_dev() {
+	rdma link del "$1" && wait_for 20 ibdev_absent "$1" || return 1
+	if [ "$3" = siw ] && ! grep -q "^siw " /proc/modules; then
+		insmod "$SIW" || return 1
+	fi
+	rdma link add "$2" type "$3" netdev "$4" || return 1
+	rm -f "$cfg/ports/1/subsystems/$nqn"
+	ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn" &&
+		wait_for 20 eval "rdma resource show cm_id | grep LISTEN | grep -q '$2/.*$5:4420'"
+}
+
+# When sourced by VM a's agent, only the functions above are wanted.
+[ "${1:-}" = --lib ] && return 0
+
+out=${1:?usage: storage.sh OUTDIR}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	runs=${BENCH_RUNS:-1}
+	mb=${BENCH_STORAGE_MB:-64}
+else
+	runs=${BENCH_RUNS:-3}
+	mb=${BENCH_STORAGE_MB:-256}
+fi
+transports=kiwi
+[[ " ${BENCH_TRANSPORTS:-siw} " == *" siw "* ]] && [ -f "$SIW" ] && transports+=" siw"
+transports+=" tcp"
+raw=$out/raw.csv
+logs=$out/logs
+mkdir -p "$logs"
+[ -s "$raw" ] || echo "transport,test,size,mode,iters,run,value,unit,status" >"$raw"
+[ -s "$out/cq_cpus.csv" ] ||
+	echo "transport,test,size,mode,run,cpu,cqes,handlers,remote" >"$out/cq_cpus.csv"
+
+addr=192.0.2.1
+tdev=kva	# the target's netdev
+idev=kva	# the initiators'
+if [ -n "${BENCH_PAIR:-}" ]; then
+	source "$root/tools/bench/lib-bench.sh"
+	addr=$PAIR_A
+	tdev=$(cat "$PAIR_DIR/bench-adev")
+	idev=$PAIR_DEV
+fi
+
+# tgt CMD: the command line CMD where the target is.
+tgt() {
+	if [ -n "${BENCH_PAIR:-}" ]; then
+		remote "source $root/tools/bench/storage.sh --lib; $*"
+	else
+		eval "$*"
+	fi
+}
+
+setup() {
+	modprobe -a kiwi nvme-rdma nvme-tcp rpcrdma || return 1
+	tgt st_target_setup "$addr" "$tdev" || return 1
+	if [ -n "${BENCH_PAIR:-}" ]; then
+		rdma link add kiwi0 type kiwi netdev "$idev" || return 1
+	fi
+	mkdir -p $mnt
+}
+
+teardown() {
+	umount $mnt 2>/dev/null
+	nvme disconnect-all >/dev/null 2>&1
+	tgt st_target_teardown
+	rdma link del "$rdev" 2>/dev/null
 	wait_for 20 ibdev_absent "$rdev"
 	grep -q "^siw " /proc/modules && rmmod siw
-	modprobe -r nvme-rdma nvme-tcp nvmet-rdma nvmet-tcp null_blk 2>/dev/null
+	modprobe -r nvme-rdma nvme-tcp 2>/dev/null
 }
 
 nvme_disk() {
@@ -154,23 +222,28 @@ fio_cell() {
 		kiwi_cq_cpus_delta "$cpus" "$tr,$test,$size,$mode,$run" >>"$out/cq_cpus.csv"
 }
 
-# use_dev kiwi|siw: that RDMA device on kva, and nvmet's RDMA port
-# enabled on it again (nvmet-rdma drops its listener with a device);
-# nfsd's wildcard listener finds a new device by itself.
+# use_dev kiwi|siw: that RDMA device in use, at both ends (one host: on
+# kva, which both ends share).
 rdev=kiwi0
+trdev=kiwi1
+[ -n "${BENCH_PAIR:-}" ] || trdev=kiwi0
 use_dev() {
-	local want=${1}0
+	local want=${1}0 twant=${1}1
 
 	[ "$rdev" = "$want" ] && return 0
+	if [ -z "${BENCH_PAIR:-}" ]; then
+		st_target_dev "$rdev" "$want" "$1" kva "$addr" || return 1
+		rdev=$want
+		return 0
+	fi
+	tgt st_target_dev "$trdev" "$twant" "$1" "$tdev" "$addr" || return 1
+	trdev=$twant
 	rdma link del "$rdev" && wait_for 20 ibdev_absent "$rdev" || return 1
 	if [ "$1" = siw ] && ! grep -q "^siw " /proc/modules; then
 		insmod "$SIW" || return 1
 	fi
-	rdma link add "$want" type "$1" netdev kva || return 1
+	rdma link add "$want" type "$1" netdev "$idev" || return 1
 	rdev=$want
-	rm -f "$cfg/ports/1/subsystems/$nqn"
-	ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn" &&
-		wait_for 20 eval "rdma resource show cm_id | grep LISTEN | grep -q '$want/.*$addr:4420'"
 }
 
 nvme_cells() {
@@ -178,12 +251,18 @@ nvme_cells() {
 
 	t=$([ "$tr" = tcp ] && echo tcp || echo rdma)
 	svc=$([ "$tr" = tcp ] && echo 4421 || echo 4420)
-	nvme connect -t "$t" -a $addr -s $svc -n $nqn -i "$(nproc)" >/dev/null 2>&1 &&
-		wait_for 30 nvme_disk
+	if ! nvme connect -t "$t" -a $addr -s $svc -n $nqn -i "$(nproc)" \
+		>"$logs/$tr-nvme-connect-$run" 2>&1; then
+		# Both kernels' last words, for the log.
+		{ dmesg | tail -20; tgt "dmesg | tail -20"; } >>"$logs/$tr-nvme-connect-$run" 2>&1
+	fi
+	wait_for 30 nvme_disk
 	disk=$(nvme_disk) || disk=/dev/null-missing
 	fio_cell "$tr" "$run" nvme_randread 4096 qd32 --rw=randread --iodepth=32
-	fio_cell "$tr" "$run" nvme_randread 4096 qd32x2 --rw=randread --iodepth=32 \
-		--numjobs=2 --group_reporting --cpus_allowed=0-1 --cpus_allowed_policy=split
+	# Two jobs, one per CPU: not with one CPU.
+	[ "$(nproc)" -lt 2 ] ||
+		fio_cell "$tr" "$run" nvme_randread 4096 qd32x2 --rw=randread --iodepth=32 \
+			--numjobs=2 --group_reporting --cpus_allowed=0-1 --cpus_allowed_policy=split
 	fio_cell "$tr" "$run" nvme_read 131072 qd16 --rw=read --iodepth=16
 	fio_cell "$tr" "$run" nvme_write 131072 qd16 --rw=write --iodepth=16
 	nvme disconnect -n $nqn >/dev/null 2>&1
