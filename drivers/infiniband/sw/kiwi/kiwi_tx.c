@@ -477,12 +477,28 @@ static u32 kiwi_tx_crc_bvec(u32 crc, const struct bio_vec *bv, int n)
 }
 
 /*
- * Frame and transmit Send or Write @m from payload offset *@sent without
- * copying its payload: TCP takes references to the consumer's pages
- * (MSG_ZEROCOPY) and numbers each such call; the entry completes only
- * when TCP reports all its calls released (kiwi_tx_zc_report()), so the
- * pages, and the CRC over them, stay as sent until the peer has them.
- * A batch TCP has no notification room for (-ENOBUFS) is copied.
+ * May TCP hold references to these pages? Not to slab memory (a kernel
+ * consumer's kmalloc'ed buffer behind the DMA MR), whose objects are freed
+ * without regard to page references; nor to a page nobody holds.
+ */
+static bool kiwi_tx_pages_zc_ok(const struct bio_vec *bv, int n)
+{
+	while (n--)
+		if (!sendpage_ok((bv++)->bv_page))
+			return false;
+	return true;
+}
+
+/*
+ * Frame and transmit Send, Write or Read Response @m from payload offset
+ * *@sent without copying its payload: TCP takes references to the pages
+ * (MSG_ZEROCOPY) and numbers each such call; a send queue entry completes
+ * only when TCP reports all its calls released (kiwi_tx_zc_report()), so
+ * the pages, and the CRC over them, stay as sent until the peer has them.
+ * A Read Response completes nothing: its pages stay the responder's, as
+ * an RNIC reads them again for a retransmission. A batch TCP has no
+ * notification room for (-ENOBUFS), or with a page TCP may not reference,
+ * is copied.
  * Context: the work item. Return: 0 or a negative errno.
  */
 static int kiwi_tx_message_zc(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
@@ -501,6 +517,7 @@ static int kiwi_tx_message_zc(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 		int nvec = 0, f, ret;
 		size_t total = 0;
 		u32 off = *sent;
+		bool zc = true;
 
 		ret = kiwi_tx_zc_refill(tx);
 		if (ret)
@@ -522,6 +539,7 @@ static int kiwi_tx_message_zc(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 				break;
 			if (n < 0)
 				return n;
+			zc = zc && kiwi_tx_pages_zc_ok(&tx->bvec[at + 1], n);
 			kiwi_tx_fpdu_hdr(m, hdr, hlen, off, seg);
 			kiwi_tx_zc_vec(tx, &nvec, hoff, KIWI_MPA_LEN_SIZE + hlen);
 			if (nvec == at)	/* the header joined the last trailer */
@@ -545,6 +563,10 @@ static int kiwi_tx_message_zc(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 		}
 		if (off < m->len)
 			msg.msg_flags |= MSG_MORE;
+		else if (m->retires_irq)
+			kiwi_tx_irq_retire(tx);
+		if (!zc)
+			msg.msg_flags &= ~MSG_ZEROCOPY;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, tx->bvec, nvec, total);
 		ret = kiwi_tx_send_all(qp, &msg, total);
 		if (ret < 0)
@@ -555,24 +577,19 @@ static int kiwi_tx_message_zc(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 }
 
 /*
- * Is Send/Write @m sent without copying? Only by the work item, only
- * payloads of at least kiwi_zcopy_min bytes, and only from user memory:
- * kernel consumers' buffers may be slab memory, which TCP must not
- * reference.
+ * Is Send, Write or Read Response @m, @sent bytes of which are out, sent
+ * without copying? Only by the work item, and only payloads of at least
+ * kiwi_zcopy_min bytes, from the start, from memory objects: user memory,
+ * a kernel consumer's fast-registered pages or DMA MR addresses (a batch
+ * with a slab page among them is copied: kiwi_tx_pages_zc_ok()).
  */
-static bool kiwi_tx_zc_ok(struct kiwi_qp *qp, const struct kiwi_tx_msg *m)
+static bool kiwi_tx_zc_ok(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
+			  u32 sent)
 {
 	unsigned int min = READ_ONCE(kiwi_zcopy_min);
-	struct kiwi_tx *tx = qp->tx;
-	unsigned int i;
 
-	if (!min || m->len < min || tx->direct || tx->cur_sent ||
-	    m->inline_data || m->rdmap_len)
-		return false;
-	for (i = 0; i < m->num_sge; i++)
-		if (m->sge[i].length && m->mem[i]->type != KIWI_MEM_USER)
-			return false;
-	return true;
+	return min && m->len >= min && !qp->tx->direct && !sent &&
+	       !m->inline_data && !m->rdmap_len;
 }
 
 /* The entry at tx->next starts going out without copying. */
@@ -1205,7 +1222,7 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 
 	if (tx->direct && !kiwi_tx_direct_ok(qp, &m, tx->cur_sent))
 		return -EAGAIN;
-	if (kiwi_tx_zc_ok(qp, &m)) {
+	if (kiwi_tx_zc_ok(qp, &m, tx->cur_sent)) {
 		kiwi_tx_zc_open(qp);
 		ret = kiwi_tx_message_zc(qp, &m, &tx->cur_sent);
 	} else {
@@ -1278,7 +1295,10 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct kiwi_irq_entry *e)
 	} else {
 		m.inline_data = (const u8 *)e;	/* nothing to gather */
 	}
-	ret = kiwi_tx_message(qp, &m, &e->sent);
+	if (kiwi_tx_zc_ok(qp, &m, e->sent))
+		ret = kiwi_tx_message_zc(qp, &m, &e->sent);
+	else
+		ret = kiwi_tx_message(qp, &m, &e->sent);
 	if (mem)
 		kiwi_mem_put(mem);
 	return ret;

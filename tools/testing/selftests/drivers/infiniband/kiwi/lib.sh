@@ -669,6 +669,20 @@ sysfs_find() {
 	return 1
 }
 
+# storage_zcopy_check DEV...: with zcopy_min set (KIWI_STORAGE_PARAMS),
+# one point: kernel consumers' payload went out by reference on the DEVs
+# (port counter tx_zcopy_bytes), their pages or the DMA MR's; nothing
+# without it.
+storage_zcopy_check() {
+	local d n=0
+	[ "$(cat /sys/module/kiwi/parameters/zcopy_min)" != 0 ] || return 0
+	for d in "$@"; do
+		n=$((n + $(cat "/sys/class/infiniband/$d/ports/1/hw_counters/tx_zcopy_bytes" 2>/dev/null ||
+			ip netns exec kiwiB cat "/sys/class/infiniband/$d/ports/1/hw_counters/tx_zcopy_bytes")))
+	done
+	check "zero copy: the ULPs' payload went out by reference ($n bytes on $*)" test "$n" -gt 0
+}
+
 # storage_fio DISK NAME ARGS...: a fio job with crc32c verification on
 # DISK, after the pattern's chunks; its result lines as comments.
 storage_fio() {

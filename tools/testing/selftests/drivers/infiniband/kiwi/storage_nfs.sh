@@ -227,7 +227,8 @@ verified_mount() {
 # ---- the devices, the server
 
 kiwi_unload
-modprobe kiwi || not_ok "modprobe kiwi"
+read -ra kparams <<<"${KIWI_STORAGE_PARAMS:-}"
+modprobe kiwi "${kparams[@]}" || not_ok "modprobe kiwi ${kparams[*]}"
 check "modprobe nfsd, svcrdma, xprtrdma" modprobe -a nfsd rpcrdma
 check "kiwi0 on kva ($srv), kiwi1 on kvb ($cli) in namespace kiwiB" nfs_devs
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
@@ -246,8 +247,11 @@ for vers in 3 4.2; do
 		mountpoint -q "$mnt" && umount -f "$mnt"
 	done
 done
+storage_zcopy_check kiwi0 kiwi1
 
 # ---- faults under a verified writer, on NFSv4.2 from kiwiB
+
+if [ "${KIWI_STORAGE_FAULTS:-1}" = 1 ]; then
 
 
 # The server's QPs on kiwi0, by number.
@@ -318,9 +322,10 @@ check "nfsd's RDMA listener is on the new kiwi0" wait_for 20 nfs_listening
 nfs_mount here 4.2 || not_ok "NFSv4.2 to the own address for the faults: mount"
 fault 24 "netdev deleted" "ip link del kva" "ibdev_absent kiwi0" one_dev
 fault 25 "rmmod kiwi" "modprobe -r kiwi" "ibdev_absent kiwi0" \
-	"modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
+	"modprobe kiwi ${kparams[*]} && rdma link add kiwi0 type kiwi netdev kva"
 check "the fault mount unmounts" nfs_umount
 check "the client let go of the server" wait_for 60 nfs_clients_gone here
+fi
 
 # ---- the end: nothing left, and kiwi unloads
 

@@ -26,6 +26,8 @@
 # At the end nothing of kiwi is left and the module unloads.
 #
 # KIWI_STORAGE_LONG=1 writes and verifies more (a longer run, by hand).
+# KIWI_STORAGE_PARAMS are kiwi's module parameters (storage_nvme_zcopy.sh:
+# zero-copy transmit), KIWI_STORAGE_FAULTS=0 leaves the faults out.
 source "$(dirname "$0")/lib.sh"
 tap_begin "NVMe-oF (nvmet-rdma, nvme-rdma) over kiwi"
 
@@ -112,7 +114,8 @@ trap 'nv_cleanup; rm -rf "$out"' EXIT
 # ---- the device, the target, the host
 
 kiwi_unload
-modprobe kiwi || not_ok "modprobe kiwi"
+read -ra kparams <<<"${KIWI_STORAGE_PARAMS:-}"
+modprobe kiwi "${kparams[@]}" || not_ok "modprobe kiwi ${kparams[*]}"
 # One path, so no native multipath: its head's deferred partition scan
 # makes lockdep report nvme-core (nvme_partition_scan_work against
 # blkdev_put's open_mutex) at disconnect on Debian's 6.1, whatever the
@@ -162,10 +165,13 @@ check "the host's queues use a pool CQ on each of the $(nproc) completion vector
 # ---- verified data
 
 storage_verified "$disk" "$img" "the target's RAM disk"
+storage_zcopy_check kiwi0
 check "nvme disconnect: 1 controller" nv_disconnect
 check "the namespace is gone" wait_for 10 eval '! nv_disk'
 
 # ---- faults under a verified writer
+
+if [ "${KIWI_STORAGE_FAULTS:-1}" = 1 ]; then
 
 # The writer (lib.sh) writes the chunks after the pattern to the end of
 # the namespace, over and over; writer_end reads them back through the
@@ -233,7 +239,9 @@ device_gone() {
 
 device_gone 31 "rdma link del" "rdma link del kiwi0" "rdma link add kiwi0 type kiwi netdev kva"
 device_gone 32 "netdev deleted" "ip link del kva" "kiwi_own_addr_dev kiwi0 $addr"
-device_gone 33 "rmmod kiwi" "modprobe -r kiwi" "modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
+device_gone 33 "rmmod kiwi" "modprobe -r kiwi" \
+	"modprobe kiwi ${kparams[*]} && rdma link add kiwi0 type kiwi netdev kva"
+fi
 
 # ---- the end: nothing left, and kiwi unloads
 
