@@ -34,7 +34,7 @@ source "$root/scripts/lib-vm.sh"
 out=$root/build/debug
 tree=$out/tree
 sel=$root/tools/testing/selftests/drivers/infiniband/kiwi
-DEFAULT_TESTS="datapath.sh terminate.sh ringabuse.sh faults.sh storage_nvme.sh
+DEFAULT_TESTS="datapath.sh terminate.sh ringabuse.sh faults.sh storage_nvme.sh storage_nvme_zcopy.sh
 	soak.sh"
 
 tests=${KIWI_DEBUG_TESTS:-$DEFAULT_TESTS}
