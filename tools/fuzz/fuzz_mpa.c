@@ -10,10 +10,13 @@
  */
 #include "fuzz_common.h"
 
-/* Flag bits that survive a decode/encode: M, C, R, and E in revision 2. */
+/*
+ * Flag bits that survive a decode/encode: M, C, R, the large-FPDU offer,
+ * and E in revision 2.
+ */
 static u8 kept_flags(u8 rev)
 {
-	return 0xe0 | (rev == 2 ? 0x10 : 0);
+	return 0xe8 | (rev == 2 ? 0x10 : 0);
 }
 
 static void same_frame(const struct kiwi_mpa_frame *a,
@@ -24,6 +27,7 @@ static void same_frame(const struct kiwi_mpa_frame *a,
 	ASSERT(a->crc == b->crc);
 	ASSERT(a->reject == b->reject);
 	ASSERT(a->enhanced == b->enhanced);
+	ASSERT(a->large_fpdus == b->large_fpdus);
 	ASSERT(a->rev == b->rev);
 	ASSERT(a->pd_len == b->pd_len);
 	ASSERT(a->p2p == b->p2p);
