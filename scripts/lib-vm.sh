@@ -32,6 +32,24 @@ vm_verdict() {
 	fi
 }
 
+# suite_verdict LOG STATUS WHAT: a "not ok" line when a host-side suite
+# (its output in LOG, its exit STATUS) gave no test point, fewer points
+# than its plans ("1..N" lines) add up to, or a failing status that none
+# of its points shows.
+suite_verdict() {
+	local log=$1 rc=$2 what=$3 n plan
+	n=$(grep -cE '^(not )?ok ' "$log")
+	plan=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' "$log" | paste -sd+)
+	plan=$((${plan:-0}))
+	if [ "$n" = 0 ]; then
+		echo "not ok - $what gave no test point (exit $rc)"
+	elif [ "$n" -lt "$plan" ]; then
+		echo "not ok - $what gave $n of the $plan points its plans announce (exit $rc)"
+	elif [ "$rc" != 0 ] && ! grep -qE '^not ok ' "$log"; then
+		echo "not ok - $what exited with status $rc"
+	fi
+}
+
 # pair_verdict LOG STATUS: a "not ok" line when the two-VM run
 # (scripts/vm-pair.sh's output in LOG, its exit STATUS) failed in a way its
 # own test points do not show: a timeout, no results from either VM's last

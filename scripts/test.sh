@@ -20,7 +20,13 @@
 # one of a KIWI_TESTS subset that names no KIWI_DEBUG_TESTS; so is the run
 # on Debian 13's kernel (scripts/test-debian13.sh), except one of a
 # KIWI_TESTS subset that names no KIWI_D13_TESTS. The first run
-# on a machine builds that kernel (about 45 minutes on 2 cores; cached).
+# on a machine builds the debug kernel (scripts/debug-kernel.sh; cached).
+#
+# The VMs wait on timers and peers much of the time, so the runs overlap:
+# the debug kernel's (its build included) starts once the tree is built and
+# runs beside the static checks, the host tests and the VM tests; Debian
+# 13's starts beside the two-VM test. Their output is printed when each
+# ends. KIWI_SERIAL=1 runs one after the other.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +40,10 @@ log=$out/results.tap
 
 tap() { echo "$*" | tee -a "$log"; }
 
+t0=$(date +%s)
+# phase NAME: a section heading, with the time since the start.
+phase() { echo "== $1 (at $(( $(date +%s) - t0 )) s)"; }
+
 # point DESCRIPTION CMD...: one test point from a host-side command.
 point() {
 	local desc=$1
@@ -46,14 +56,63 @@ point() {
 	fi
 }
 
-echo "== setup"
+# suite WHAT CMD...: a host-side suite's output, into the log, and
+# suite_verdict's line for it.
+suite() {
+	local what=$1 rc
+	shift
+	"$@" >"$out/suite.log" 2>&1
+	rc=$?
+	tee -a "$log" <"$out/suite.log"
+	suite_verdict "$out/suite.log" "$rc" "$what" | tee -a "$log"
+}
+
+# other_kernel_start ON_VAR TESTS_VAR NAME SCRIPT: start the VM tests on
+# another kernel (SCRIPT, its output in build/test/NAME.log) in the
+# background (in the foreground with KIWI_SERIAL=1), unless ON_VAR is 0 or,
+# with ON_VAR unset, a KIWI_TESTS subset names no TESTS_VAR.
+# other_kernel_on ON_VAR TESTS_VAR: whether that run is part of this one.
+# other_kernel_end NAME TITLE: wait for that run, print its output under
+# TITLE and count its points.
+declare -A ok_pid ok_skip
+other_kernel_on() {
+	[ "${!1:-1}" != 0 ] && { [ -n "${!1:-}" ] || [ -z "${KIWI_TESTS:-}" ] || [ -n "${!2:-}" ]; }
+}
+other_kernel_start() {
+	if ! other_kernel_on "$1" "$2"; then
+		ok_skip[$3]="ok - $3 kernel tests # SKIP $1=0, or a KIWI_TESTS subset without $2"
+	elif [ "${KIWI_SERIAL:-0}" = 1 ]; then
+		"$4" >"$out/$3.log" 2>&1
+	else
+		"$4" >"$out/$3.log" 2>&1 &
+		ok_pid[$3]=$!
+	fi
+}
+other_kernel_end() {
+	phase "$2"
+	if [ -n "${ok_skip[$1]:-}" ]; then
+		tap "${ok_skip[$1]}"
+		return
+	fi
+	[ -z "${ok_pid[$1]:-}" ] || wait "${ok_pid[$1]}"
+	cat "$out/$1.log"
+	grep -E '^(not )?ok ' "$out/$1.log" >>"$log"
+}
+
+phase setup
 if ! "$root/scripts/setup.sh"; then
 	tap "not ok - setup: install the packages the tests need"
 else
 	tap "ok - setup: install the packages the tests need"
 fi
 
-echo "== build"
+# The debug kernel, when this run needs it and the cache has none, builds
+# from here on beside everything else (scripts/test-debug.sh waits for it).
+if other_kernel_on KIWI_DEBUG_KERNEL KIWI_DEBUG_TESTS && [ "${KIWI_SERIAL:-0}" != 1 ]; then
+	"$root/scripts/debug-kernel.sh" >"$out/debug-kernel.log" 2>&1 &
+fi
+
+phase build
 # The module must build with no warning at W=1.
 build_module() {
 	make -s module W=1 2>&1 | tee "$out/build-module.log"
@@ -96,19 +155,18 @@ done
 point "the upstream siw builds as the interop peer (linux-source-6.1)" \
 	scripts/build-siw.sh
 
-echo "== static checks"
+phase "static checks (the debug kernel's run starts beside them)"
+other_kernel_start KIWI_DEBUG_KERNEL KIWI_DEBUG_TESTS debug scripts/test-debug.sh
 point "sparse reports nothing" scripts/sparse-check.sh
 point "checkpatch --strict is clean" scripts/checkpatch-run.sh
 point "every header compiles on its own; kernel-doc parses every comment" scripts/header-check.sh
 
-echo "== host unit tests"
-make -s -C userspace check 2>&1 | tee -a "$log"
-{ make -s -C tools/testing/wire ||
-	echo "not ok - wire-format unit tests build and pass"; } 2>&1 | tee -a "$log"
-{ make -s -C tools/fuzz run ||
-	echo "not ok - wire-format fuzzers build and run without a crash"; } 2>&1 | tee -a "$log"
+phase "host unit tests"
+suite "provider unit tests (make -C userspace check)" make -s -C userspace check
+suite "wire-format unit tests (make -C tools/testing/wire)" make -s -C tools/testing/wire
+suite "wire-format fuzzers (make -C tools/fuzz run)" make -s -C tools/fuzz run
 for t in tools/testing/host/*.sh; do
-	"$t" 2>&1 | tee -a "$log"
+	suite "host test $(basename "$t")" "$t"
 done
 
 # twovm.sh runs across two VMs (scripts/vm-pair.sh), not in the one.
@@ -121,7 +179,7 @@ if [ -n "$sel" ]; then
 	[ -n "$sel" ] || one_vm=0
 fi
 
-echo "== VM tests"
+phase "VM tests"
 staged=0
 if scripts/stage.sh >"$out/stage.log" 2>&1; then
 	staged=1
@@ -140,7 +198,9 @@ if [ "$staged" = 1 ] && [ "$one_vm" = 1 ]; then
 	vm_verdict "$out/vm.log" "$vmrc" "VM test run" "$out/vm-console.log" | tee -a "$log"
 fi
 
-echo "== two VMs: kiwi and its peer in two kernels"
+other_kernel_start KIWI_DEBIAN13 KIWI_D13_TESTS debian13 scripts/test-debian13.sh
+
+phase "two VMs: kiwi and its peer in two kernels"
 if [ "$staged" = 1 ] && [ "$two_vm" = 1 ]; then
 	scripts/vm-pair.sh --timeout 900 -- \
 		tools/testing/selftests/drivers/infiniband/kiwi/twovm.sh \
@@ -150,30 +210,14 @@ if [ "$staged" = 1 ] && [ "$two_vm" = 1 ]; then
 	pair_verdict "$out/pair.log" "$pairrc" | tee -a "$log"
 fi
 
-# other_kernel ON_VAR TESTS_VAR NAME SCRIPT: the VM tests on another kernel
-# (SCRIPT, its output in build/test/NAME.log), unless ON_VAR is 0 or, with
-# ON_VAR unset, a KIWI_TESTS subset names no TESTS_VAR.
-other_kernel() {
-	local on=${!1:-1}
-	[ -z "${!1:-}" ] && [ -n "${KIWI_TESTS:-}" ] && [ -z "${!2:-}" ] && on=0
-	if [ "$on" = 0 ]; then
-		tap "ok - $3 kernel tests # SKIP $1=0, or a KIWI_TESTS subset without $2"
-	else
-		"$4" 2>&1 | tee "$out/$3.log"
-		grep -E '^(not )?ok ' "$out/$3.log" >>"$log"
-	fi
-}
-
-echo "== VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN)"
-other_kernel KIWI_DEBUG_KERNEL KIWI_DEBUG_TESTS debug scripts/test-debug.sh
-
-echo "== VM tests on Debian 13's kernel (6.12), a subset"
-other_kernel KIWI_DEBIAN13 KIWI_D13_TESTS debian13 scripts/test-debian13.sh
+other_kernel_end debug "VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN)"
+other_kernel_end debian13 "VM tests on Debian 13's kernel (6.12), a subset"
 
 skipped=$(grep -cE '^ok .*# SKIP' "$log")
 passed=$(grep -E '^ok ' "$log" | grep -vc '# SKIP')
 failed=$(grep -cE '^not ok ' "$log")
 echo
 grep -E '^not ok ' "$log" | sed 's/^/FAILED: /'
+echo "# took $(( $(date +%s) - t0 )) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -6,7 +6,9 @@
 # with a failing status and no failing point gets a "not ok" line; a
 # guest that stopped without its command's status (vm-run.sh's 255) gets
 # the console line that says why on that same line, since a CI summary
-# may keep only the failing lines. Prints TAP.
+# may keep only the failing lines. A host-side suite that gave no point,
+# fewer than its plans announce, or a failing status that no point shows
+# gets one too (suite_verdict). Prints TAP.
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
 source "$root/scripts/lib-vm.sh"
@@ -58,4 +60,21 @@ cp "$tmp/panic.console" "$tmp/run/console.log"
 check "vm_report reads console.log beside the log and prefixes the line" \
 	is "$(vm_report "$tmp/run/vm.log" 255 "debug kernel" | tail -n1)" \
 	   "not ok - debug kernel: VM test run exited with status 255 (guest console: [ 1003.096287] BUG: kernel NULL pointer dereference, address: 0000000000000008)"
+printf 'TAP version 13\n1..2\nok 1 a\nok 2 b\n1..1\nok 1 c\n' >"$tmp/plans.log"
+printf '1..3\nok 1 a\nok 2 b\n' >"$tmp/short.log"
+printf 'cc: error: abi_layout.c: no such file\n' >"$tmp/none.log"
+printf '1..2\nok 1 a\nnot ok 2 b\n' >"$tmp/failing.log"
+check "suite: every point of its two plans and status 0: no line" \
+	is "$(suite_verdict "$tmp/plans.log" 0 "s")" ""
+check "suite: a failing point and status 1: the point says it, no line" \
+	is "$(suite_verdict "$tmp/failing.log" 1 "s")" ""
+check "suite: a build that failed (no point, status 2)" \
+	is "$(suite_verdict "$tmp/none.log" 2 "s")" "not ok - s gave no test point (exit 2)"
+check "suite: no point, even with status 0" \
+	is "$(suite_verdict "$tmp/none.log" 0 "s")" "not ok - s gave no test point (exit 0)"
+check "suite: 2 points of a plan of 3 (died early), status 0" \
+	is "$(suite_verdict "$tmp/short.log" 0 "s")" \
+	   "not ok - s gave 2 of the 3 points its plans announce (exit 0)"
+check "suite: status 1 with every point passing" \
+	is "$(suite_verdict "$tmp/plans.log" 1 "s")" "not ok - s exited with status 1"
 tap_end
