@@ -236,6 +236,8 @@ static void kiwi_cep_watch_start(struct kiwi_cep *cep)
 	struct sock *sk = cep->sock->sk;
 	int period;
 
+	lockdep_assert_held(&cep->lock);
+
 	cep->llp = (unsigned long)READ_ONCE(kiwi_llp_timeout) * HZ;
 	period = kiwi_cep_watch_period(cep) / HZ;
 	tcp_sock_set_keepidle(sk, period);
@@ -262,6 +264,7 @@ static bool kiwi_cep_stalled(struct kiwi_cep *cep)
 	bool stalled = false;
 	u32 una;
 
+	lockdep_assert_held(&cep->lock);
 	lock_sock(sk);
 	if (sk->sk_state == TCP_ESTABLISHED) {
 		una = tp->snd_una;
@@ -441,6 +444,7 @@ static void kiwi_cep_leave_listener(struct kiwi_cep *cep)
 {
 	struct kiwi_cep *lcep = cep->listener;
 
+	lockdep_assert_held(&cep->lock);
 	mutex_lock_nested(&lcep->lock, SINGLE_DEPTH_NESTING);
 	list_del_init(&cep->list);
 	mutex_unlock(&lcep->lock);
@@ -593,6 +597,7 @@ static struct kiwi_cep *kiwi_cep_claim(struct iw_cm_id *cm_id)
  */
 static void kiwi_cep_refuse(struct kiwi_cep *cep)
 {
+	lockdep_assert_held(&cep->lock);
 	cep->out_len = 0;
 	cep->rtr = KIWI_RTR_NONE;
 	kiwi_stat_inc(cep->kdev, KIWI_STAT_MPA_REJECT_SENT);
@@ -826,6 +831,7 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
  */
 static bool kiwi_cep_connect_aborted(struct kiwi_cep *cep)
 {
+	lockdep_assert_held(&cep->lock);
 	if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req))
 		return false;
 	kiwi_cep_connect_failed(cep, -ECONNRESET);
@@ -1156,6 +1162,7 @@ static void kiwi_listen_end_children(struct kiwi_cep *lcep)
 {
 	struct kiwi_cep *cep;
 
+	lockdep_assert_not_held(&lcep->lock);
 	for (;;) {
 		mutex_lock(&lcep->lock);
 		cep = list_first_entry_or_null(&lcep->children,

@@ -802,6 +802,7 @@ struct kiwi_orq_entry *kiwi_orq_oldest(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
 
+	lockdep_assert(!qp->sock || lockdep_sock_is_held(qp->sock->sk));
 	if (tx->orq_head == tx->orq_tail)
 		return NULL;
 	return &tx->orq[tx->orq_head % KIWI_MAX_ORD];
@@ -1413,12 +1414,25 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 	return ret;
 }
 
-/* Context: the transmit loop, which holds the socket (qp->sock is set). */
+/*
+ * The transmit state is this loop's: it holds the owner bit, and with it
+ * tx->run_lock (process context) or the socket's spinlock (the loops that
+ * never wait). Checked where lockdep is on.
+ */
+static void kiwi_tx_assert_owned(struct kiwi_qp *qp)
+{
+	lockdep_assert(test_bit(KIWI_TX_OWNED, &qp->tx->owner));
+	lockdep_assert(lockdep_is_held(&qp->tx->run_lock) ||
+		       lockdep_is_held(&qp->sock->sk->sk_lock.slock));
+}
+
+/* Context: the transmit loop (kiwi_tx_assert_owned()); qp->sock is set. */
 static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
 {
 	struct sock *sk = qp->sock->sk;
 	bool stopped = qp->tx->stopped;
 
+	kiwi_tx_assert_owned(qp);
 	/* The MSS and TCP state tell a dead route (-EMSGSIZE) from a reset. */
 	if (!stopped)
 		ibdev_info_ratelimited(&qp->kdev->ibdev,
@@ -1433,9 +1447,10 @@ static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
 }
 
 /*
- * The transmit loop; tx->run_lock held. Return: true when a direct loop
- * stopped at work only the work item may do (a Terminate, the RTR, a Read
- * Response, a large entry, a full socket, its budget spent).
+ * The transmit loop. Context: the owner bit held, with tx->run_lock or
+ * the socket's spinlock (kiwi_tx_assert_owned()). Return: true when a
+ * direct loop stopped at work only the work item may do (a Terminate, the
+ * RTR, a Read Response, a large entry, a full socket, its budget spent).
  */
 static bool kiwi_tx_run(struct kiwi_qp *qp)
 {
@@ -1444,6 +1459,7 @@ static bool kiwi_tx_run(struct kiwi_qp *qp)
 	int budget = KIWI_TX_DIRECT_BUDGET;
 	int ret = 0;
 
+	kiwi_tx_assert_owned(qp);
 	if (tx->stopped || !qp->sock)
 		return false;
 	if (direct && (tx->term_pending || qp->rtr_pending || tx->carry_len ||
@@ -1724,6 +1740,7 @@ void kiwi_tx_answer(struct kiwi_qp *qp)
 	struct kiwi_tx *tx = qp->tx;
 	bool more = true;
 
+	lockdep_assert(lockdep_sock_is_held(qp->sock->sk));
 	if (!in_serving_softirq() || sock_owned_by_user(qp->sock->sk) ||
 	    test_and_set_bit_lock(KIWI_TX_OWNED, &tx->owner)) {
 		kiwi_tx_kick(qp);
@@ -1953,6 +1970,7 @@ void kiwi_engines_stop(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
 
+	lockdep_assert_held(&qp->state_lock);
 	if (!tx || !qp->sock)
 		return;
 	/* A Terminate queued or being sent goes out before the socket closes. */
