@@ -108,6 +108,8 @@ struct kiwi_irq_entry {
  * @work: runs the transmit loop on kiwi_tx_wq
  * @run_lock: one transmit loop at a time, the work item's or a direct one
  *	in a user poster's context (kiwi_tx_kick_direct)
+ * @done_wq: woken when a loop under @run_lock lets go of it, for
+ *	kiwi_qp_fin_cuts_work() waiting on a loop at the peer's FIN
  * @owner: bit KIWI_TX_OWNED belongs to the loop that owns everything
  *	below: one under @run_lock, or one that never waits and only ever
  *	tries for it: the receive softirq answering small Reads and atomics
@@ -170,6 +172,7 @@ struct kiwi_tx {
 	struct kiwi_qp *qp;
 	struct work_struct work;
 	struct mutex run_lock;		/* see @run_lock above */
+	wait_queue_head_t done_wq;
 	unsigned long owner;
 	bool direct;
 	bool locked;

@@ -1580,6 +1580,14 @@ static void kiwi_tx_disown(struct kiwi_tx *tx)
 	clear_bit_unlock(KIWI_TX_OWNED, &tx->owner);
 }
 
+/* A loop under run_lock ends: tell kiwi_qp_fin_cuts_work(), if it waits. */
+static void kiwi_tx_unlock(struct kiwi_tx *tx)
+{
+	mutex_unlock(&tx->run_lock);
+	if (wq_has_sleeper(&tx->done_wq))
+		wake_up(&tx->done_wq);
+}
+
 static void kiwi_tx_work(struct work_struct *work)
 {
 	struct kiwi_tx *tx = container_of(work, struct kiwi_tx, work);
@@ -1588,7 +1596,7 @@ static void kiwi_tx_work(struct work_struct *work)
 	kiwi_tx_own(tx);
 	kiwi_tx_run(tx->qp);
 	kiwi_tx_disown(tx);
-	mutex_unlock(&tx->run_lock);
+	kiwi_tx_unlock(tx);
 }
 
 void kiwi_tx_kick(struct kiwi_qp *qp)
@@ -1654,7 +1662,7 @@ void kiwi_tx_kick_direct(struct kiwi_qp *qp)
 	/* Under run_lock, so that kiwi_engines_stop() can wait this out. */
 	if (more)
 		kiwi_tx_kick(qp);
-	mutex_unlock(&tx->run_lock);
+	kiwi_tx_unlock(tx);
 }
 
 /*
@@ -1849,25 +1857,30 @@ bool kiwi_qp_work_pending(struct kiwi_qp *qp)
  *
  * The peer may send its FIN the moment our last bytes reach it, while the
  * transmit loop that sent them has yet to retire the entry. A loop still
- * running is given about 100 ms to finish; one that stays busy (blocked
- * in TCP on a long message) has work pending (V-ST-R4, V-LLP-11).
+ * running is given 100 ms to finish (woken as it lets go of tx->run_lock);
+ * one that stays busy (blocked in TCP on a long message) has work pending
+ * (V-ST-R4, V-LLP-11).
  *
  * Context: process context, @cep's lock held; takes tx->run_lock; sleeps.
  */
 bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp, struct kiwi_cep *cep)
 {
 	struct kiwi_tx *tx = qp->tx;
+	long left = msecs_to_jiffies(100);
 	bool pending;
-	int i;
 
 	lockdep_assert_held(&cep->lock);
-	for (i = 0; i < 100 && kiwi_qp_work_pending(qp); i++) {
+	while (kiwi_qp_work_pending(qp)) {
 		if (mutex_trylock(&tx->run_lock)) {
 			pending = kiwi_qp_work_pending(qp);
 			mutex_unlock(&tx->run_lock);
 			return pending;
 		}
-		usleep_range(1000, 2000);
+		left = wait_event_timeout(tx->done_wq,
+					  !mutex_is_locked(&tx->run_lock) ||
+					  !kiwi_qp_work_pending(qp), left);
+		if (!left)
+			break;
 	}
 	return kiwi_qp_work_pending(qp);
 }
@@ -1895,6 +1908,7 @@ int kiwi_engines_alloc(struct kiwi_qp *qp)
 	qp->tx->stopped = true;
 	INIT_WORK(&qp->tx->work, kiwi_tx_work);
 	mutex_init(&qp->tx->run_lock);
+	init_waitqueue_head(&qp->tx->done_wq);
 	spin_lock_init(&qp->tx->irq_lock);
 	qp->rx->state = KIWI_RX_DEAD;
 	return 0;
