@@ -332,7 +332,7 @@ void kiwi_iw_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *kiwi_iw_get_qp(struct ib_device *ibdev, int qpn);
 void kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr);
 
-/* kiwi_tx.c (the engine's own entry points are in kiwi_engine.h) */
+/* kiwi_engine.c (the engines' own entry points are in kiwi_engine.h) */
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
 bool kiwi_qp_work_pending(struct kiwi_qp *qp);
 bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp, struct kiwi_cep *cep);

@@ -215,19 +215,25 @@ struct kiwi_tx {
 	void *kmapped[KIWI_TX_BATCH * KIWI_MAX_SGE * 2];
 };
 
-/* kiwi_tx.c */
+/* kiwi_engine.c */
 int kiwi_tx_init(void);
 void kiwi_tx_exit(void);
 int kiwi_engines_alloc(struct kiwi_qp *qp);
 void kiwi_engines_free(struct kiwi_qp *qp);
 void kiwi_engines_start(struct kiwi_qp *qp);
 void kiwi_engines_stop(struct kiwi_qp *qp);
+
+/* kiwi_tx_run.c */
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_direct(struct kiwi_qp *qp);
 void kiwi_tx_answer(struct kiwi_qp *qp);
 void kiwi_tx_kick_kernel(struct kiwi_qp *qp);
 void kiwi_tx_response_in(struct kiwi_qp *qp);
+
+/* kiwi_tx_zc.c */
 void kiwi_tx_zc_report(struct sock *sk);
+
+/* kiwi_tx_queues.c */
 void kiwi_sq_complete(struct kiwi_qp *qp);
 struct kiwi_orq_entry *kiwi_orq_oldest(struct kiwi_qp *qp);
 bool kiwi_orq_retire(struct kiwi_qp *qp, const struct kiwi_orq_entry *o,
