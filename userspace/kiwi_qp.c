@@ -190,9 +190,9 @@ int kiwi_sqe_bind(struct kiwi_sqe *sqe, struct ibv_mw *mw, uint32_t rkey,
 	sqe->opcode = KIWI_WR_BIND_MW;
 	sqe->rkey = rkey;
 	sqe->raddr = bi->addr;
-	sqe->sge[0].addr = bi->length;
-	sqe->sge[0].lkey = bi->mr ? bi->mr->lkey : 0;
-	sqe->sge[0].length = bi->mw_access_flags;
+	sqe->bind.length = bi->length;
+	sqe->bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+	sqe->bind.access = bi->mw_access_flags;
 	return 0;
 }
 

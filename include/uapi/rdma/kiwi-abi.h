@@ -106,10 +106,13 @@ enum kiwi_wr_opcode {
  * KIWI_MAX_INLINE bytes) and inline_len gives its length.
  *
  * Bind MW (num_sge 0): rkey is the window's new STag (its index, the new
- * key), raddr the window's first byte as an address of the MR, sge[0].addr
- * the window's length, sge[0].lkey the MR's lkey and sge[0].length the
- * window's IBV_ACCESS_* rights. A type 1 bind (flag KIWI_WQE_BIND_TYPE1)
- * of length 0 unbinds the window.
+ * key), raddr the window's first byte as an address of the MR, and bind
+ * (over sge[0]) the window's length, its IBV_ACCESS_* rights and the MR's
+ * lkey. A type 1 bind (flag KIWI_WQE_BIND_TYPE1) of length 0 unbinds the
+ * window.
+ * Register MR (kernel consumers only, never in a user ring): reg_mr is the
+ * struct ib_mr to register, rkey its new key, reg_access its IB_ACCESS_*
+ * rights.
  * Atomics (num_sge 1, never inline): raddr and rkey name the remote 8
  * bytes, sge[0] the local 8 bytes the original value lands in, and
  * compare_add and swap (over sge[1]) the operands as ibv_send_wr has them.
@@ -121,8 +124,14 @@ struct kiwi_sqe {
 	__u8 num_sge;
 	__u8 opcode;		/* enum kiwi_wr_opcode */
 	__u32 rkey;
-	__aligned_u64 raddr;
-	__u32 inline_len;
+	union {
+		__aligned_u64 raddr;
+		__aligned_u64 reg_mr;	/* KIWI_WR_REG_MR: the kernel's MR */
+	};
+	union {
+		__u32 inline_len;
+		__u32 reg_access;	/* KIWI_WR_REG_MR: its rights */
+	};
 	union {
 		__u32 inv_stag;	/* KIWI_WR_READ_INV's local STag */
 		__u32 imm_data;	/* KIWI_WR_WRITE_IMM, KIWI_WR_SEND_IMM */
@@ -134,6 +143,11 @@ struct kiwi_sqe {
 			__aligned_u64 compare_add;
 			__aligned_u64 swap;
 		};
+		struct {		/* KIWI_WR_BIND_MW */
+			__aligned_u64 length;
+			__u32 access;
+			__u32 mr_lkey;
+		} bind;
 	};
 };
 

@@ -649,7 +649,7 @@ static bool kiwi_mw_fits(const struct kiwi_mem *mr, const struct ib_qp *qp,
  * @qp: the QP whose send queue holds the request
  * @c: the request: rkey the new STag (the window's index, the new key),
  *	raddr the window's first byte as a Tagged Offset of the MR,
- *	sge[0].addr its length, sge[0].lkey the MR, sge[0].length the rights
+ *	bind its length, the MR and the rights
  *	(IB_ACCESS_REMOTE_READ / _REMOTE_WRITE, IB_ZERO_BASED); flag
  *	KIWI_WQE_BIND_TYPE1 when ibv_bind_mw() posted it
  *
@@ -668,8 +668,8 @@ int kiwi_mem_bind(struct kiwi_device *kdev, const struct ib_qp *qp,
 		  const struct kiwi_sqe *c)
 {
 	bool type1 = c->flags & KIWI_WQE_BIND_TYPE1;
-	int access = c->sge[0].length;
-	u64 to = c->raddr, len = c->sge[0].addr;
+	int access = c->bind.access;
+	u64 to = c->raddr, len = c->bind.length;
 	struct kiwi_mem *mw, *mr = NULL, *old;
 	unsigned long flags;
 	bool ok;
@@ -685,7 +685,7 @@ int kiwi_mem_bind(struct kiwi_device *kdev, const struct ib_qp *qp,
 		/* At least one remote right (V-MW-5); no wrap (V-ADDR-9). */
 		if (!(access & KIWI_MEM_REMOTE) || to + len < to)
 			goto err;
-		mr = kiwi_mem_get(kdev, c->sge[0].lkey);
+		mr = kiwi_mem_get(kdev, c->bind.mr_lkey);
 		if (!mr)
 			goto err;
 		spin_lock_irqsave(&mr->lock, flags);

@@ -28,6 +28,14 @@
 #include "kiwi_fault.h"
 #include "kiwi_mem.h"
 
+/* A bind's named fields are where libkiwi has always put them: over sge[0]. */
+static_assert(offsetof(struct kiwi_sqe, bind.length) ==
+	      offsetof(struct kiwi_sqe, sge[0].addr));
+static_assert(offsetof(struct kiwi_sqe, bind.access) ==
+	      offsetof(struct kiwi_sqe, sge[0].length));
+static_assert(offsetof(struct kiwi_sqe, bind.mr_lkey) ==
+	      offsetof(struct kiwi_sqe, sge[0].lkey));
+
 static size_t kiwi_sq_bytes(u32 num)
 {
 	return KIWI_RING_BYTES(num, sizeof(struct kiwi_sqe), struct kiwi_sq_ctrl);
@@ -935,9 +943,9 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	case IB_WR_REG_MR:
 		/* Kernel ring only: the MR pointer never reaches user space. */
 		sqe->opcode = KIWI_WR_REG_MR;
-		sqe->raddr = (uintptr_t)reg_wr(wr)->mr;
+		sqe->reg_mr = (uintptr_t)reg_wr(wr)->mr;
 		sqe->rkey = reg_wr(wr)->key;
-		sqe->inline_len = reg_wr(wr)->access;
+		sqe->reg_access = reg_wr(wr)->access;
 		sqe->id = wr->wr_id;
 		kiwi_ring_set_flags(&sqe->flags, KIWI_WQE_VALID |
 				    (wr->send_flags & IB_SEND_SIGNALED ?

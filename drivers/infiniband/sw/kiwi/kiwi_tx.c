@@ -260,17 +260,16 @@ static int kiwi_tx_imm(struct kiwi_qp *qp, u8 opcode, u32 word)
 }
 
 /*
- * A kernel consumer's IB_WR_REG_MR: raddr carries the MR, rkey the key and
- * inline_len the access rights (kiwi_sqe_from_wr). Return: 0 or a
- * negative errno.
+ * A kernel consumer's IB_WR_REG_MR: the MR, its new key and its rights
+ * (kiwi_sqe_from_wr). Return: 0 or a negative errno.
  */
 static int kiwi_tx_reg_mr(struct kiwi_qp *qp, const struct kiwi_sqe *c)
 {
-	struct ib_mr *mr = (struct ib_mr *)(uintptr_t)c->raddr;
+	struct ib_mr *mr = (struct ib_mr *)(uintptr_t)c->reg_mr;
 
 	if (mr->pd != qp->base_qp.pd)
 		return -EINVAL;
-	return kiwi_mem_fastreg(qp->kdev, mr, c->rkey, c->inline_len);
+	return kiwi_mem_fastreg(qp->kdev, mr, c->rkey, c->reg_access);
 }
 
 /*
