@@ -134,8 +134,8 @@ int kiwi_fpdu_copy(const void *src, unsigned int off, void *dst,
 	} else if (rx->state == KIWI_RX_DATA) {
 		/* With CRCs, payload held for a later CRC */
 		ASSERT(rx->check_crc && !rx->pending);
-		ASSERT(d == rx->hold + rx->held && len <= rx->data_left);
-		ASSERT(rx->held + len <= KIWI_RX_HOLD_MAX);
+		ASSERT(d == rx->hold_buf + rx->hold_len && len <= rx->data_left);
+		ASSERT(rx->hold_len + len <= KIWI_RX_HOLD_MAX);
 	} else {
 		ASSERT(rx->state == KIWI_RX_TRAILER);
 		ASSERT(d == rx->trl + rx->trl_got);
@@ -189,7 +189,7 @@ u32 kiwi_fpdu_start(struct kiwi_rx *rx, void *arg)
 	ASSERT(arg == model && rx == model->rx);
 	if (rx->check_crc) {
 		check_verified(rx);
-		ASSERT(rx->held <= seg);
+		ASSERT(rx->hold_len <= seg);
 	} else {
 		ASSERT(rx->state == KIWI_RX_HDR);
 		ASSERT(model->next == model->fpdu_start + rx->hdr_got);
@@ -265,9 +265,9 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 			ASSERT(off + len <= model->next && off + len <= s->end);
 			bytes = s->stream + off;
 		} else {
-			ASSERT(!model->placed && len == rx->held &&
+			ASSERT(!model->placed && len == rx->hold_len &&
 			       off + len <= KIWI_RX_HOLD_MAX);
-			bytes = rx->hold + off;
+			bytes = rx->hold_buf + off;
 		}
 	} else {
 		/* As it comes */
@@ -479,8 +479,8 @@ static u32 run(const struct rx_cfg *cfg, const u8 *stream, size_t len,
 	size_t pos = 0;
 
 	memset(&rx, 0xa5, sizeof(rx));	/* nothing is read before written */
-	rx.hold = cfg->crc ? malloc(KIWI_RX_HOLD_MAX) : NULL;
-	ASSERT(!cfg->crc || rx.hold);
+	rx.hold_buf = cfg->crc ? malloc(KIWI_RX_HOLD_MAX) : NULL;
+	ASSERT(!cfg->crc || rx.hold_buf);
 	kiwi_fpdu_reset(&rx, cfg->crc);
 	rx.have_rqe = false;
 	rx.rqe_len = 0;
@@ -519,7 +519,7 @@ static u32 run(const struct rx_cfg *cfg, const u8 *stream, size_t len,
 	*stop = m.next;
 	*hash = m.hash;
 	model = NULL;
-	free(rx.hold);
+	free(rx.hold_buf);
 	return tc;
 }
 

@@ -18,7 +18,7 @@
 
 #include "kiwi_compat.h"
 #include "kiwi_limits.h"
-#include "kiwi_stat.h"
+#include "kiwi_stats.h"
 
 #include "kiwi_cm.h"
 #include "kiwi_engine.h"
@@ -93,11 +93,11 @@ struct kiwi_device {
 #define kiwi_ring_set_flags(p, v)	smp_store_release(p, v)
 
 /**
- * struct kiwi_umap - a ring in pinned user memory, mapped into the kernel
+ * struct kiwi_user_ring - a ring in pinned user memory, mapped into the kernel
  * @umem: the pinned pages, NULL when the ring is kernel memory
  * @addr: kernel address of the ring
  */
-struct kiwi_umap {
+struct kiwi_user_ring {
 	struct ib_umem *umem;
 	void *addr;
 };
@@ -114,13 +114,13 @@ struct kiwi_pd {
  * struct kiwi_cq - a completion queue
  * @base_cq: the core's CQ; must be first
  * @lock: serialises producers, and kernel consumers, of @queue
- * @queue: the CQE ring, in kernel memory or (user CQs) in @umap
+ * @queue: the CQE ring, in kernel memory or (user CQs) in @user_ring
  * @ctrl: the notification word after the ring
  * @num_cqe: ring size, a power of two
  * @put: producer index, private to the kernel
  * @get: consumer index of kernel pollers
  * @overflow: a completion found the ring full; the CQ is broken
- * @umap: the pinned ring of a user CQ
+ * @user_ring: the pinned ring of a user CQ
  * @cpu: the CPU of its completion vector
  * @notify_csd: runs the completion handler on @cpu
  * @notify_pending: @notify_csd is queued and has not run yet
@@ -135,7 +135,7 @@ struct kiwi_cq {
 	u32 put;
 	u32 get;
 	bool overflow;
-	struct kiwi_umap umap;
+	struct kiwi_user_ring user_ring;
 	int cpu;
 	call_single_data_t notify_csd;
 	atomic_t notify_pending;
@@ -154,7 +154,7 @@ static inline struct kiwi_cq *to_kcq(struct ib_cq *ibcq)
  * @head: next entry the kernel consumes
  * @tail: next entry a kernel poster fills (user QPs: unused)
  * @max_sge: scatter/gather entries a WR may carry
- * @umap: the pinned ring of a user QP
+ * @user_ring: the pinned ring of a user QP
  */
 struct kiwi_queue {
 	void *ring;
@@ -162,20 +162,20 @@ struct kiwi_queue {
 	u32 head;
 	u32 tail;
 	u32 max_sge;
-	struct kiwi_umap umap;
+	struct kiwi_user_ring user_ring;
 };
 
 /**
  * struct kiwi_srq - a shared receive queue (kiwi_srq.c)
  * @base_srq: the core's SRQ; must be first
  * @lock: serialises kernel posters and the receive engines taking WQEs
- * @ring: the WQEs, in kernel memory or (user SRQs) in @umap
+ * @ring: the WQEs, in kernel memory or (user SRQs) in @user_ring
  * @num: ring size, a power of two
  * @head: next entry a receive engine takes
  * @tail: next entry a kernel poster fills (user SRQs: unused)
  * @max_sge: scatter/gather entries a WR may carry
  * @limit: armed limit (srq_limit), 0 when disarmed; written under @lock
- * @umap: the pinned ring of a user SRQ
+ * @user_ring: the pinned ring of a user SRQ
  */
 struct kiwi_srq {
 	struct ib_srq base_srq;
@@ -186,7 +186,7 @@ struct kiwi_srq {
 	u32 tail;
 	u32 max_sge;
 	u32 limit;
-	struct kiwi_umap umap;
+	struct kiwi_user_ring user_ring;
 };
 
 static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
@@ -278,10 +278,10 @@ static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
 	return container_of(ibdev, struct kiwi_device, ibdev);
 }
 
-/* kiwi_umap.c */
-int kiwi_umap_get(struct ib_device *ibdev, u64 va, size_t len,
-		  struct kiwi_umap *map);
-void kiwi_umap_put(struct kiwi_umap *map);
+/* kiwi_user_ring.c */
+int kiwi_user_ring_pin(struct ib_device *ibdev, u64 va, size_t len,
+		       struct kiwi_user_ring *map);
+void kiwi_user_ring_unpin(struct kiwi_user_ring *map);
 
 /* kiwi_cq.c */
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -1402,7 +1402,7 @@ bool kiwi_cm_lost(struct kiwi_cep *cep)
 }
 
 /* Have the endpoint look at its state again (the send queue ran dry). */
-void kiwi_cm_poke(struct kiwi_cep *cep)
+void kiwi_cm_sq_drained(struct kiwi_cep *cep)
 {
 	if (test_bit(KIWI_CEP_CLOSE_GRACEFUL, &cep->close_req))
 		kiwi_cep_queue(cep);

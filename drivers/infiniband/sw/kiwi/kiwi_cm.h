@@ -134,7 +134,7 @@ void kiwi_cep_put(struct kiwi_cep *cep);
 void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt);
 void kiwi_cm_terminated(struct kiwi_cep *cep);
 bool kiwi_cm_lost(struct kiwi_cep *cep);
-void kiwi_cm_poke(struct kiwi_cep *cep);
+void kiwi_cm_sq_drained(struct kiwi_cep *cep);
 void kiwi_cm_requests_end(struct kiwi_device *kdev);
 
 #endif /* _KIWI_CM_H */

@@ -40,7 +40,7 @@ static size_t kiwi_cq_ring_bytes(u32 num_cqe)
  * least @cqe entries, and tell libkiwi its size.
  */
 static int kiwi_cq_user_ring(struct ib_device *ibdev, int cqe,
-			     struct ib_udata *udata, struct kiwi_umap *umap,
+			     struct ib_udata *udata, struct kiwi_user_ring *user_ring,
 			     u32 *num_cqe)
 {
 	struct kiwi_create_cq_resp resp = {};
@@ -54,14 +54,14 @@ static int kiwi_cq_user_ring(struct ib_device *ibdev, int cqe,
 	    req.num_cqe < cqe || req.num_cqe > KIWI_MAX_CQE)
 		return -EINVAL;
 
-	ret = kiwi_umap_get(ibdev, req.ring_va, kiwi_cq_ring_bytes(req.num_cqe),
-			    umap);
+	ret = kiwi_user_ring_pin(ibdev, req.ring_va, kiwi_cq_ring_bytes(req.num_cqe),
+				 user_ring);
 	if (ret)
 		return ret;
 	resp.num_cqe = req.num_cqe;
 	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (ret) {
-		kiwi_umap_put(umap);
+		kiwi_user_ring_unpin(user_ring);
 		return ret;
 	}
 	*num_cqe = req.num_cqe;
@@ -171,10 +171,10 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	if (udata) {
 		ret = kiwi_cq_user_ring(ibcq->device, attr->cqe, udata,
-					&cq->umap, &cq->num_cqe);
+					&cq->user_ring, &cq->num_cqe);
 		if (ret)
 			goto err;
-		cq->queue = cq->umap.addr;
+		cq->queue = cq->user_ring.addr;
 	} else {
 		cq->num_cqe = roundup_pow_of_two(attr->cqe);
 		cq->queue = kiwi_fault() ? NULL :
@@ -236,7 +236,7 @@ static u32 kiwi_cq_queued(struct kiwi_cq *cq, bool user, u32 *first)
 int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct kiwi_cq *cq = to_kcq(ibcq);
-	struct kiwi_umap umap = {};
+	struct kiwi_user_ring user_ring = {};
 	struct kiwi_cqe *queue, *old;
 	struct kiwi_cq_ctrl *ctrl;
 	unsigned long flags;
@@ -246,10 +246,10 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (cqe < 1 || cqe > KIWI_MAX_CQE)
 		return -EINVAL;
 	if (udata) {
-		ret = kiwi_cq_user_ring(ibcq->device, cqe, udata, &umap, &num);
+		ret = kiwi_cq_user_ring(ibcq->device, cqe, udata, &user_ring, &num);
 		if (ret)
 			return ret;
-		queue = umap.addr;
+		queue = user_ring.addr;
 	} else {
 		num = roundup_pow_of_two(cqe);
 		queue = kiwi_fault() ? NULL : vzalloc(kiwi_cq_ring_bytes(num));
@@ -274,7 +274,7 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 	ctrl->notify = READ_ONCE(cq->ctrl->notify);
 	old = cq->queue;
-	swap(cq->umap, umap);
+	swap(cq->user_ring, user_ring);
 	cq->queue = queue;
 	cq->ctrl = ctrl;
 	cq->num_cqe = num;
@@ -287,7 +287,7 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 err:
 	/* The ring not in use: the old one, or the new one refused. */
 	if (udata)
-		kiwi_umap_put(&umap);
+		kiwi_user_ring_unpin(&user_ring);
 	else
 		vfree(queue);
 	return ret;
@@ -300,8 +300,8 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	/* No QP uses the CQ any more; a handler may still be on its way. */
 	while (atomic_read(&cq->notify_busy))
 		cpu_relax();
-	if (cq->umap.umem)
-		kiwi_umap_put(&cq->umap);
+	if (cq->user_ring.umem)
+		kiwi_user_ring_unpin(&cq->user_ring);
 	else
 		vfree(cq->queue);
 	atomic_dec(&to_kdev(ibcq->device)->num_cq);

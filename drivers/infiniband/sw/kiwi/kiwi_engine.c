@@ -111,7 +111,7 @@ void kiwi_engines_free(struct kiwi_qp *qp)
 	}
 	kvfree(qp->tx);
 	if (qp->rx)
-		kvfree(qp->rx->hold);
+		kvfree(qp->rx->hold_buf);
 	kfree(qp->rx);
 	qp->tx = NULL;
 	qp->rx = NULL;

@@ -12,7 +12,7 @@
 
 #include "kiwi_fpdu.h"
 #include "kiwi_limits.h"
-#include "kiwi_stat.h"
+#include "kiwi_stats.h"
 #include "kiwi_wire.h"
 
 struct kiwi_qp;

@@ -14,9 +14,9 @@
  *
  * With MPA CRCs the FPDU is verified before the ULPDU goes to DDP (RFC
  * 5044 sections 3 and 6): the headers are only collected and sized, the
- * payload only checksummed - and copied to @rx->hold when the rest of the
+ * payload only checksummed - and copied to @rx->hold_buf when the rest of the
  * FPDU is not in the same piece of the stream - and once the CRC matched
- * the headers are parsed and checked and the payload placed, from @hold
+ * the headers are parsed and checked and the payload placed, from @hold_buf
  * and from the stream. A violation the headers show before that waits in
  * @rx->pending: a bad CRC is reported first, whatever else is wrong.
  */
@@ -36,7 +36,7 @@ void kiwi_fpdu_next(struct kiwi_rx *rx)
 	rx->state = KIWI_RX_HDR;
 	rx->hdr_got = 0;
 	rx->hdr_need = KIWI_MPA_LEN_SIZE;
-	rx->held = 0;
+	rx->hold_len = 0;
 	rx->pending = 0;
 }
 
@@ -158,7 +158,7 @@ static u32 fpdu_segment_end(struct kiwi_rx *rx, void *arg)
 	return 0;
 }
 
-/* Place @len payload bytes at @off in @src (NULL: @rx->hold). */
+/* Place @len payload bytes at @off in @src (NULL: @rx->hold_buf). */
 static u32 fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 		      unsigned int off, unsigned int len)
 {
@@ -195,13 +195,13 @@ static u32 fpdu_payload(struct kiwi_rx *rx, void *arg)
 
 /*
  * With CRCs, payload whose FPDU ends beyond this piece of the stream: add
- * @len bytes at @off in @src to the CRC and keep them in @rx->hold (not
+ * @len bytes at @off in @src to the CRC and keep them in @rx->hold_buf (not
  * when the headers failed already: nothing will be placed).
  */
 static u32 fpdu_hold(struct kiwi_rx *rx, const void *src, unsigned int off,
 		     unsigned int len)
 {
-	u8 *dst = rx->hold + rx->held;
+	u8 *dst = rx->hold_buf + rx->hold_len;
 
 	if (rx->pending) {
 		rx->crc = kiwi_fpdu_crc(src, off, len, rx->crc);
@@ -210,14 +210,14 @@ static u32 fpdu_hold(struct kiwi_rx *rx, const void *src, unsigned int off,
 		if (kiwi_fpdu_copy(src, off, dst, len))
 			return KIWI_TC_MPA_LOCAL_CATA;
 		rx->crc = kiwi_crc32c_update(rx->crc, dst, len);
-		rx->held += len;
+		rx->hold_len += len;
 	}
 	rx->data_left -= len;
 	return 0;
 }
 
 /*
- * With CRCs, the whole FPDU is in: the payload in @rx->hold and then @len
+ * With CRCs, the whole FPDU is in: the payload in @rx->hold_buf and then @len
  * bytes at @off in @src, the trailer in @rx->trl. Check the CRC; only
  * then the headers, and place the payload.
  */
@@ -236,9 +236,9 @@ static u32 fpdu_deliver(struct kiwi_rx *rx, void *arg, const void *src,
 			    &rx->ddp);
 	if (!tc)
 		tc = fpdu_segment_start(rx, arg);
-	/* Parsed, the headers account for all but @held + @len bytes. */
-	if (!tc && rx->held)
-		tc = fpdu_place(rx, arg, NULL, 0, rx->held);
+	/* Parsed, the headers account for all but @hold_len + @len bytes. */
+	if (!tc && rx->hold_len)
+		tc = fpdu_place(rx, arg, NULL, 0, rx->hold_len);
 	if (!tc && len)
 		tc = fpdu_place(rx, arg, src, off, len);
 	return tc ? tc : fpdu_segment_end(rx, arg);

@@ -10,7 +10,7 @@
  * headers and payload are only checksummed until the trailer is in, and
  * the payload stays where it is, in the stream's buffers, when the rest
  * of the FPDU is there too; what must wait for later bytes waits in
- * @rx->hold. Then the headers are validated and the payload placed.
+ * @rx->hold_buf. Then the headers are validated and the payload placed.
  *
  * Plain C like kiwi_wire.c: the module's receive engine (kiwi_rx.c) runs
  * it on the skbs of tcp_read_sock(), the host fuzzer on a buffer cut at
@@ -42,7 +42,7 @@ struct kiwi_mem;
 
 /*
  * The most payload an FPDU can carry (ULPDU_Length 65535, the shortest
- * DDP header): the size of @rx->hold.
+ * DDP header): the size of @rx->hold_buf.
  */
 #define KIWI_RX_HOLD_MAX	(0xffff - KIWI_TAGGED_HDR_LEN)
 
@@ -69,9 +69,9 @@ enum kiwi_rx_state {
  * @trl_need: pad + CRC size
  * @check_crc: the connection negotiated MPA CRCs
  * @crc: running MPA CRC
- * @hold: with @check_crc, KIWI_RX_HOLD_MAX bytes (the user allocates them)
+ * @hold_buf: with @check_crc, KIWI_RX_HOLD_MAX bytes (the user allocates them)
  *	where payload that came before the rest of its FPDU waits for the CRC
- * @held: payload bytes of the current FPDU in @hold
+ * @hold_len: payload bytes of the current FPDU in @hold_buf
  * @pending: with @check_crc, the Terminate code of a violation found in
  *	the headers, reported only once the CRC matched (0: none)
  * @msn: next MSN expected on each untagged queue (RFC 7306 adds QN 3)
@@ -89,7 +89,7 @@ enum kiwi_rx_state {
  * @answer_due: Read Requests or atomics came in whose responses wait to
  *	be sent once the stream read so far is placed (kiwi_tx_answer())
  *
- * kiwi_fpdu.c keeps @state to @mo but for @hold; the rest belongs to the
+ * kiwi_fpdu.c keeps @state to @mo but for @hold_buf; the rest belongs to the
  * functions the user supplies.
  */
 struct kiwi_rx {
@@ -105,8 +105,8 @@ struct kiwi_rx {
 	unsigned int trl_need;
 	bool check_crc;
 	u32 crc;
-	u8 *hold;
-	unsigned int held;
+	u8 *hold_buf;
+	unsigned int hold_len;
 	u32 pending;
 	u32 msn[KIWI_NUM_QN];
 	u32 mo;
@@ -125,7 +125,7 @@ struct kiwi_rx {
 /**
  * kiwi_fpdu_reset() - start a new stream: first FPDU, first messages
  * @rx: the engine
- * @check_crc: whether the connection negotiated MPA CRCs; @rx->hold must
+ * @check_crc: whether the connection negotiated MPA CRCs; @rx->hold_buf must
  *	then be allocated
  */
 void kiwi_fpdu_reset(struct kiwi_rx *rx, bool check_crc);
@@ -181,7 +181,7 @@ void kiwi_fpdu_term(const struct kiwi_rx *rx, u32 tc, struct kiwi_term *t);
  * With @rx->check_crc it is called only once the FPDU's CRC matched.
  *
  * kiwi_fpdu_place() places @len payload bytes at @off in @src, or, when
- * @src is NULL, at @rx->hold + @off: a tagged segment's at @rx->to on, a
+ * @src is NULL, at @rx->hold_buf + @off: a tagged segment's at @rx->to on, a
  * Send's at message offset @rx->mo, which kiwi_fpdu_recv() advances.
  *
  * kiwi_fpdu_end() acts on a whole segment whose CRC was checked; it may

@@ -177,20 +177,20 @@ static int kiwi_qp_user_rings(struct kiwi_qp *qp, struct ib_qp_init_attr *attr,
 	    req.num_rqe < attr->cap.max_recv_wr)
 		return -EINVAL;
 
-	ret = kiwi_umap_get(ibdev, req.sq_va, kiwi_sq_bytes(req.num_sqe),
-			    &qp->sq.umap);
+	ret = kiwi_user_ring_pin(ibdev, req.sq_va, kiwi_sq_bytes(req.num_sqe),
+				 &qp->sq.user_ring);
 	if (ret)
 		return ret;
 	if (req.num_rqe) {
-		ret = kiwi_umap_get(ibdev, req.rq_va, kiwi_rq_bytes(req.num_rqe),
-				    &qp->rq.umap);
+		ret = kiwi_user_ring_pin(ibdev, req.rq_va, kiwi_rq_bytes(req.num_rqe),
+					 &qp->rq.user_ring);
 		if (ret)
 			goto err_sq;
 	}
 	qp->sq.num = req.num_sqe;
-	qp->sq.ring = qp->sq.umap.addr;
+	qp->sq.ring = qp->sq.user_ring.addr;
 	qp->rq.num = req.num_rqe;
-	qp->rq.ring = qp->rq.umap.addr;
+	qp->rq.ring = qp->rq.user_ring.addr;
 
 	resp.qp_id = qp->base_qp.qp_num;
 	resp.num_sqe = qp->sq.num;
@@ -200,9 +200,9 @@ static int kiwi_qp_user_rings(struct kiwi_qp *qp, struct ib_qp_init_attr *attr,
 		goto err_rq;
 	return 0;
 err_rq:
-	kiwi_umap_put(&qp->rq.umap);
+	kiwi_user_ring_unpin(&qp->rq.user_ring);
 err_sq:
-	kiwi_umap_put(&qp->sq.umap);
+	kiwi_user_ring_unpin(&qp->sq.user_ring);
 	return ret;
 }
 
@@ -225,9 +225,9 @@ static int kiwi_qp_kernel_rings(struct kiwi_qp *qp,
 
 static void kiwi_qp_free_rings(struct kiwi_qp *qp)
 {
-	if (qp->sq.umap.umem) {
-		kiwi_umap_put(&qp->sq.umap);
-		kiwi_umap_put(&qp->rq.umap);
+	if (qp->sq.user_ring.umem) {
+		kiwi_user_ring_unpin(&qp->sq.user_ring);
+		kiwi_user_ring_unpin(&qp->rq.user_ring);
 	} else {
 		vfree(qp->sq.ring);
 		vfree(qp->rq.ring);

@@ -11,7 +11,7 @@
  * into registered memory (RDMA Write, Read Response) or into the receive
  * WQE's buffers (Send). With MPA CRCs nothing is placed before the FPDU's
  * CRC matched: payload of an FPDU whose end is in a later skb waits in
- * the QP's hold buffer (rx->hold, allocated when the connection comes up).
+ * the QP's hold buffer (rx->hold_buf, allocated when the connection comes up).
  * Any violation queues a Terminate with the RFC 5040/5041/5044 code and
  * stops the engine; the connection manager then fails the QP.
  *
@@ -344,7 +344,7 @@ static int kiwi_rx_write(struct kiwi_mem *mem, u64 addr,
 
 /*
  * Place @len payload bytes of the current segment from @src at @off, or,
- * when @src is NULL, from rx->hold at @off.
+ * when @src is NULL, from rx->hold_buf at @off.
  */
 u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 		    unsigned int off, unsigned int len)
@@ -356,7 +356,7 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 	if (!skb)
 		atomic64_add(len, &qp->kdev->stats[KIWI_STAT_RX_HELD_BYTES]);
 	if (rx->ddp.tagged) {
-		if (kiwi_rx_write(rx->tmem, rx->to, skb, rx->hold, off, len)) {
+		if (kiwi_rx_write(rx->tmem, rx->to, skb, rx->hold_buf, off, len)) {
 			qp->rx_err_stat = KIWI_STAT_RX_LOCAL_ERR;
 			return KIWI_TC_DDP_LOCAL_CATA;
 		}
@@ -375,7 +375,7 @@ u32 kiwi_fpdu_place(struct kiwi_rx *rx, void *arg, const void *src,
 		sge = &rx->rqe.sge[i];
 		in = min(len, sge->length - at);
 		if (kiwi_rx_write(rx->rqe_mem[i], sge->addr + at, skb,
-				  rx->hold, off, in)) {
+				  rx->hold_buf, off, in)) {
 			qp->rx_err_stat = KIWI_STAT_RX_LOCAL_ERR;
 			return KIWI_TC_DDP_LOCAL_CATA;
 		}
@@ -804,10 +804,10 @@ int kiwi_rx_prepare(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = qp->rx;
 
-	if (!qp->crc || rx->hold)
+	if (!qp->crc || rx->hold_buf)
 		return 0;
-	rx->hold = kiwi_fault() ? NULL : kvmalloc(KIWI_RX_HOLD_MAX, GFP_KERNEL);
-	return rx->hold ? 0 : -ENOMEM;
+	rx->hold_buf = kiwi_fault() ? NULL : kvmalloc(KIWI_RX_HOLD_MAX, GFP_KERNEL);
+	return rx->hold_buf ? 0 : -ENOMEM;
 }
 
 /*

@@ -53,17 +53,17 @@ static int kiwi_srq_user_ring(struct kiwi_srq *srq, u32 max_wr,
 	if (req.reserved || !is_power_of_2(req.num_rqe) ||
 	    req.num_rqe > KIWI_MAX_SRQ_WR || req.num_rqe < max_wr)
 		return -EINVAL;
-	ret = kiwi_umap_get(srq->base_srq.device, req.ring_va,
-			    kiwi_srq_bytes(req.num_rqe), &srq->umap);
+	ret = kiwi_user_ring_pin(srq->base_srq.device, req.ring_va,
+				 kiwi_srq_bytes(req.num_rqe), &srq->user_ring);
 	if (ret)
 		return ret;
 	srq->num = req.num_rqe;
-	srq->ring = srq->umap.addr;
+	srq->ring = srq->user_ring.addr;
 
 	resp.num_rqe = srq->num;
 	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (ret)
-		kiwi_umap_put(&srq->umap);
+		kiwi_user_ring_unpin(&srq->user_ring);
 	return ret;
 }
 
@@ -119,8 +119,8 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	return 0;
 
 err_ring:
-	if (srq->umap.umem)
-		kiwi_umap_put(&srq->umap);
+	if (srq->user_ring.umem)
+		kiwi_user_ring_unpin(&srq->user_ring);
 	else
 		vfree(srq->ring);
 err_count:
@@ -179,8 +179,8 @@ int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct kiwi_srq *srq = to_ksrq(ibsrq);
 
-	if (srq->umap.umem)
-		kiwi_umap_put(&srq->umap);
+	if (srq->user_ring.umem)
+		kiwi_user_ring_unpin(&srq->user_ring);
 	else
 		vfree(srq->ring);
 	atomic_dec(&to_kdev(ibsrq->device)->num_srq);

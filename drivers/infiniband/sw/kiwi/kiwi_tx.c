@@ -292,7 +292,7 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp)
 
 	/*
 	 * With immediate data two messages go out: not from a poster's
-	 * context, where the second might find no room (kiwi_tx_carry()).
+	 * context, where the second might find no room (kiwi_tx_keep_unsent()).
 	 */
 	if (tx->direct && (c->opcode == KIWI_WR_WRITE_IMM ||
 			   c->opcode == KIWI_WR_SEND_IMM))
@@ -701,7 +701,7 @@ bool kiwi_tx_run(struct kiwi_qp *qp)
 idle:
 	/* A graceful close waits for the queue to run dry. */
 	if (qp->cep && kiwi_qp_tx_idle(qp))
-		kiwi_cm_poke(qp->cep);
+		kiwi_cm_sq_drained(qp->cep);
 	return false;
 fail:
 	kiwi_tx_fail(qp, ret);

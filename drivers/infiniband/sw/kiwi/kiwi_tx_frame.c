@@ -193,8 +193,8 @@ bool kiwi_tx_direct_ok(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
  * keep the rest, in stream order, for the work item. Return: @total, or
  * -EMSGSIZE if it does not fit (kiwi_tx_direct_ok() rules that out).
  */
-int kiwi_tx_carry(struct kiwi_tx *tx, int nvec, size_t total,
-		  size_t done)
+int kiwi_tx_keep_unsent(struct kiwi_tx *tx, int nvec, size_t total,
+			size_t done)
 {
 	struct iov_iter it;
 	size_t left = total - done;
@@ -342,7 +342,7 @@ int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 			msg.msg_flags |= MSG_DONTWAIT;
 		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, tx->iov, nvec, total);
 		if (tx->carry_len)	/* behind bytes TCP has yet to take */
-			ret = kiwi_tx_carry(tx, nvec, total, 0);
+			ret = kiwi_tx_keep_unsent(tx, nvec, total, 0);
 		else if (tx->locked)
 			ret = tcp_sendmsg_locked(qp->sock->sk, &msg, total);
 		else if (tx->direct)
@@ -351,7 +351,7 @@ int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 			ret = kiwi_tx_send_all(qp, &msg, total);
 		if (tx->direct && (ret == -EAGAIN ||
 				   (ret >= 0 && ret < total)))
-			ret = kiwi_tx_carry(tx, nvec, total, max(ret, 0));
+			ret = kiwi_tx_keep_unsent(tx, nvec, total, max(ret, 0));
 		kiwi_tx_unmap(tx, nmapped);
 		if (ret < 0)
 			return ret;

@@ -280,7 +280,7 @@ void kiwi_tx_zc_report(struct sock *sk)
 		}
 		/* A graceful close waits for these completions. */
 		if (poke)
-			kiwi_cm_poke(cep);
+			kiwi_cm_sq_drained(cep);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 	if (chain)

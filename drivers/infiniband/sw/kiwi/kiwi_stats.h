@@ -4,8 +4,8 @@
  * in /sys/class/infiniband/DEV/ports/1/hw_counters/ (kiwi_stats.c names
  * them).
  */
-#ifndef _KIWI_STAT_H
-#define _KIWI_STAT_H
+#ifndef _KIWI_STATS_H
+#define _KIWI_STATS_H
 
 enum kiwi_stat {
 	KIWI_STAT_ZCOPY_BYTES,	/* wire bytes TCP took by reference */
@@ -76,4 +76,4 @@ enum kiwi_stat {
 /* Count one error in port counter @stat of @kdev; any context. */
 #define kiwi_stat_inc(kdev, stat)	atomic64_inc(&(kdev)->stats[stat])
 
-#endif /* _KIWI_STAT_H */
+#endif /* _KIWI_STATS_H */

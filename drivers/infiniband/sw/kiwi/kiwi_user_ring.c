@@ -17,7 +17,7 @@
 #include "kiwi_fault.h"
 
 /**
- * kiwi_umap_get() - pin and map a user ring
+ * kiwi_user_ring_pin() - pin and map a user ring
  * @ibdev: the device
  * @va: user address of the ring; must be page-aligned
  * @len: bytes of the ring
@@ -27,8 +27,8 @@
  * Return: 0, -EINVAL for a misaligned or empty ring, or the error of
  * pinning (-EFAULT, -ENOMEM for RLIMIT_MEMLOCK) or mapping.
  */
-int kiwi_umap_get(struct ib_device *ibdev, u64 va, size_t len,
-		  struct kiwi_umap *map)
+int kiwi_user_ring_pin(struct ib_device *ibdev, u64 va, size_t len,
+		       struct kiwi_user_ring *map)
 {
 	struct sg_page_iter iter;
 	struct page **pages;
@@ -66,7 +66,7 @@ int kiwi_umap_get(struct ib_device *ibdev, u64 va, size_t len,
 	return 0;
 }
 
-void kiwi_umap_put(struct kiwi_umap *map)
+void kiwi_user_ring_unpin(struct kiwi_user_ring *map)
 {
 	if (!map->umem)
 		return;
