@@ -873,129 +873,164 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
-			    struct kiwi_sqe *sqe)
+/* The remote buffer of an RDMA Write or Read. */
+static void kiwi_sqe_remote(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 {
-	u16 flags = 0;
-	int i;
+	sqe->raddr = rdma_wr(wr)->remote_addr;
+	sqe->rkey = rdma_wr(wr)->rkey;
+}
 
-	if (wr->num_sge > qp->sq.max_sge)
+/*
+ * IB_WR_RDMA_READ_WITH_INV: how rdma_rw reads into an MR it registered for
+ * one I/O. The STag invalidated is the data sink's (RDMA Read with Local
+ * Invalidate). rdma_rw fills ex.invalidate_rkey when it sets the context
+ * up and bumps the MR's key only when it posts, so that field may carry an
+ * older key of the same MR: it must name the sink's MR, but its key byte
+ * is not compared. The sink's STag itself is checked in full at placement.
+ */
+static int kiwi_sqe_read_inv(const struct ib_send_wr *wr, struct kiwi_sqe *sqe)
+{
+	if (wr->num_sge != 1 ||
+	    KIWI_STAG_INDEX(wr->ex.invalidate_rkey) !=
+	    KIWI_STAG_INDEX(wr->sg_list[0].lkey))
 		return -EINVAL;
+	sqe->opcode = KIWI_WR_READ_INV;
+	sqe->inv_stag = wr->sg_list[0].lkey;
+	kiwi_sqe_remote(sqe, wr);
+	return 0;
+}
+
+/*
+ * An atomic: the original value lands in one 8-byte SGE, refused here
+ * otherwise, as kiwi_sqe_check() would only fail the QP at transmit. The
+ * operands lie over sge[1], which the one SGE leaves alone.
+ */
+static int kiwi_sqe_atomic(const struct ib_send_wr *wr, struct kiwi_sqe *sqe)
+{
+	if (wr->num_sge != 1 || (wr->send_flags & IB_SEND_INLINE) ||
+	    wr->sg_list[0].length != sizeof(u64))
+		return -EINVAL;
+	sqe->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+		      KIWI_WR_ATOMIC_CMP_SWP : KIWI_WR_ATOMIC_FETCH_ADD;
+	sqe->raddr = atomic_wr(wr)->remote_addr;
+	sqe->rkey = atomic_wr(wr)->rkey;
+	sqe->compare_add = atomic_wr(wr)->compare_add;
+	sqe->swap = atomic_wr(wr)->swap;
+	return 0;
+}
+
+/* IB_WR_REG_MR, in a kernel ring only: the MR never reaches user space. */
+static void kiwi_sqe_reg_mr(const struct ib_send_wr *wr, struct kiwi_sqe *sqe)
+{
+	sqe->opcode = KIWI_WR_REG_MR;
+	sqe->reg_mr = (uintptr_t)reg_wr(wr)->mr;
+	sqe->rkey = reg_wr(wr)->key;
+	sqe->reg_access = reg_wr(wr)->access;
+	sqe->id = wr->wr_id;
+	kiwi_ring_set_flags(&sqe->flags, KIWI_WQE_VALID |
+			    (wr->send_flags & IB_SEND_SIGNALED ?
+			     KIWI_WQE_SIGNALED : 0));
+}
+
+/* The opcode, and what only it names: the remote buffer, an STag, data. */
+static int kiwi_sqe_op(const struct ib_send_wr *wr, struct kiwi_sqe *sqe)
+{
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:
 		sqe->opcode = KIWI_WR_RDMA_WRITE;
-		break;
+		kiwi_sqe_remote(sqe, wr);
+		return 0;
 	case IB_WR_RDMA_READ:
 		if (wr->num_sge > 1)	/* max_sge_rd */
 			return -EINVAL;
 		sqe->opcode = KIWI_WR_RDMA_READ;
-		break;
+		kiwi_sqe_remote(sqe, wr);
+		return 0;
 	case IB_WR_RDMA_READ_WITH_INV:
-		/*
-		 * How rdma_rw reads into an MR it registered for one I/O. The
-		 * STag invalidated is the data sink's (RDMA Read with Local
-		 * Invalidate). rdma_rw fills ex.invalidate_rkey when it sets
-		 * the context up and bumps the MR's key only when it posts, so
-		 * that field may carry an older key of the same MR: it must
-		 * name the sink's MR, but its key byte is not compared. The
-		 * sink's STag itself is checked in full at placement.
-		 */
-		if (wr->num_sge != 1 ||
-		    KIWI_STAG_INDEX(wr->ex.invalidate_rkey) !=
-		    KIWI_STAG_INDEX(wr->sg_list[0].lkey))
-			return -EINVAL;
-		sqe->opcode = KIWI_WR_READ_INV;
-		sqe->inv_stag = wr->sg_list[0].lkey;
-		break;
+		return kiwi_sqe_read_inv(wr, sqe);
 	case IB_WR_SEND:
 		sqe->opcode = KIWI_WR_SEND;
-		break;
+		return 0;
 	case IB_WR_SEND_WITH_IMM:
 		sqe->opcode = KIWI_WR_SEND_IMM;
 		sqe->imm_data = (__force u32)wr->ex.imm_data;
-		break;
+		return 0;
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		sqe->opcode = KIWI_WR_WRITE_IMM;
 		sqe->imm_data = (__force u32)wr->ex.imm_data;
-		break;
+		kiwi_sqe_remote(sqe, wr);
+		return 0;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		/*
-		 * The original value lands in one 8-byte SGE: refused here,
-		 * as kiwi_sqe_check() would only fail the QP at transmit.
-		 */
-		if (wr->num_sge != 1 || (wr->send_flags & IB_SEND_INLINE) ||
-		    wr->sg_list[0].length != sizeof(u64))
-			return -EINVAL;
-		sqe->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
-			      KIWI_WR_ATOMIC_CMP_SWP : KIWI_WR_ATOMIC_FETCH_ADD;
-		sqe->raddr = atomic_wr(wr)->remote_addr;
-		sqe->rkey = atomic_wr(wr)->rkey;
-		break;
+		return kiwi_sqe_atomic(wr, sqe);
 	case IB_WR_SEND_WITH_INV:
 		sqe->opcode = KIWI_WR_SEND_INV;
 		sqe->rkey = wr->ex.invalidate_rkey;
-		break;
+		return 0;
 	case IB_WR_LOCAL_INV:
 		sqe->opcode = KIWI_WR_LOCAL_INV;
 		sqe->rkey = wr->ex.invalidate_rkey;
-		break;
-	case IB_WR_REG_MR:
-		/* Kernel ring only: the MR pointer never reaches user space. */
-		sqe->opcode = KIWI_WR_REG_MR;
-		sqe->reg_mr = (uintptr_t)reg_wr(wr)->mr;
-		sqe->rkey = reg_wr(wr)->key;
-		sqe->reg_access = reg_wr(wr)->access;
-		sqe->id = wr->wr_id;
-		kiwi_ring_set_flags(&sqe->flags, KIWI_WQE_VALID |
-				    (wr->send_flags & IB_SEND_SIGNALED ?
-				     KIWI_WQE_SIGNALED : 0));
 		return 0;
 	default:
 		return -EINVAL;
 	}
-	if (wr->opcode == IB_WR_RDMA_WRITE || wr->opcode == IB_WR_RDMA_READ ||
-	    wr->opcode == IB_WR_RDMA_READ_WITH_INV ||
-	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		sqe->raddr = rdma_wr(wr)->remote_addr;
-		sqe->rkey = rdma_wr(wr)->rkey;
-	}
-	if (wr->send_flags & IB_SEND_SIGNALED)
-		flags |= KIWI_WQE_SIGNALED;
-	if (wr->send_flags & IB_SEND_SOLICITED)
-		flags |= KIWI_WQE_SOLICITED;
-	if (wr->send_flags & IB_SEND_FENCE)
-		flags |= KIWI_WQE_READ_FENCE;
-	if (wr->send_flags & IB_SEND_INLINE) {
-		u32 len = 0;
-		u8 *dst = (u8 *)sqe->sge;
+}
 
-		if (sqe->opcode == KIWI_WR_RDMA_READ ||
-		    sqe->opcode == KIWI_WR_READ_INV)
-			return -EINVAL;
-		for (i = 0; i < wr->num_sge; i++) {
-			if (wr->sg_list[i].length > qp->max_inline - len)
-				return -EINVAL;
-			memcpy(dst + len, (void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			len += wr->sg_list[i].length;
-		}
-		sqe->inline_len = len;
-		flags |= KIWI_WQE_INLINE;
-	} else {
+/* The payload: copied inline (up to max_inline), or its SGEs. */
+static int kiwi_sqe_payload(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    struct kiwi_sqe *sqe)
+{
+	u8 *dst = (u8 *)sqe->sge;
+	u32 len = 0;
+	int i;
+
+	if (!(wr->send_flags & IB_SEND_INLINE)) {
 		for (i = 0; i < wr->num_sge; i++) {
 			sqe->sge[i].addr = wr->sg_list[i].addr;
 			sqe->sge[i].length = wr->sg_list[i].length;
 			sqe->sge[i].lkey = wr->sg_list[i].lkey;
 		}
 		sqe->num_sge = wr->num_sge;
+		return 0;
 	}
-	/* The operands lie over sge[1]: after the SGEs. */
-	if (sqe->opcode == KIWI_WR_ATOMIC_CMP_SWP ||
-	    sqe->opcode == KIWI_WR_ATOMIC_FETCH_ADD) {
-		sqe->compare_add = atomic_wr(wr)->compare_add;
-		sqe->swap = atomic_wr(wr)->swap;
+	if (sqe->opcode == KIWI_WR_RDMA_READ || sqe->opcode == KIWI_WR_READ_INV)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > qp->max_inline - len)
+			return -EINVAL;
+		memcpy(dst + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
 	}
+	sqe->inline_len = len;
+	return 0;
+}
+
+static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    struct kiwi_sqe *sqe)
+{
+	u16 flags = 0;
+	int ret;
+
+	if (wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	if (wr->opcode == IB_WR_REG_MR) {
+		kiwi_sqe_reg_mr(wr, sqe);
+		return 0;
+	}
+	ret = kiwi_sqe_op(wr, sqe);
+	if (!ret)
+		ret = kiwi_sqe_payload(qp, wr, sqe);
+	if (ret)
+		return ret;
+	if (wr->send_flags & IB_SEND_SIGNALED)
+		flags |= KIWI_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		flags |= KIWI_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		flags |= KIWI_WQE_READ_FENCE;
+	if (wr->send_flags & IB_SEND_INLINE)
+		flags |= KIWI_WQE_INLINE;
 	sqe->id = wr->wr_id;
 	/* Publish the entry last. */
 	kiwi_ring_set_flags(&sqe->flags, flags | KIWI_WQE_VALID);

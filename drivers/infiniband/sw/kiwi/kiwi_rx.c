@@ -576,6 +576,101 @@ static u32 kiwi_rx_atomic_resp(struct kiwi_qp *qp)
 	return 0;
 }
 
+/* The last FPDU of a Read Response is in: complete the Read. */
+static u32 kiwi_rx_read_resp_end(struct kiwi_qp *qp, struct kiwi_rx *rx)
+{
+	struct kiwi_ddp_hdr *h = &rx->ddp;
+	/* kiwi_fpdu_check() found it, and nothing retired it since */
+	struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
+	u8 status = IB_WC_SUCCESS;
+
+	if (!o) {
+		qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
+		return KIWI_TC_RDMAP_UNEXP_OPCODE;
+	}
+	o->got += rx->ulpdu_len - h->hdr_len;
+	if (!h->last)
+		return 0;
+	if (o->got != o->len) {
+		qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
+		return KIWI_TC_DDP_T_BASE_BOUNDS;
+	}
+	/*
+	 * Read with Invalidate: the sink STag is invalid before the Read
+	 * completes. A failure is the consumer's (a wrong STag), not the
+	 * peer's: the Read fails, and the QP.
+	 */
+	if (o->invalidate &&
+	    kiwi_mem_invalidate(qp->kdev, o->inv_stag, &qp->base_qp, false))
+		status = IB_WC_LOC_PROT_ERR;
+	if (!kiwi_orq_retire(qp, o, status))
+		return 0;	/* flushed meanwhile */
+	kiwi_sq_complete(qp);
+	if (status != IB_WC_SUCCESS) {
+		kiwi_qp_error(qp);
+		return 0;
+	}
+	kiwi_tx_response_in(qp);	/* a stalled Read may go now */
+	return 0;
+}
+
+/* RFC 7306 Immediate Data: for the next Send, or a completion of its own. */
+static void kiwi_rx_imm_end(struct kiwi_qp *qp, struct kiwi_rx *rx)
+{
+	struct kiwi_imm imm;
+
+	kiwi_imm_parse(rx->hdr + KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN,
+		       &imm);
+	if (imm.kiwi == KIWI_IMM_WITH_SEND)
+		rx->imm_pending = true;
+	else
+		kiwi_rx_complete_rqe(qp, IB_WC_SUCCESS);
+}
+
+/* A Send's last FPDU: invalidate what it names, complete the receive. */
+static u32 kiwi_rx_send_end(struct kiwi_qp *qp, struct kiwi_rx *rx)
+{
+	struct kiwi_ddp_hdr *h = &rx->ddp;
+	u32 tc;
+
+	if (!h->last)
+		return 0;
+	/* Immediate Data is for a Send without invalidation. */
+	if (h->inv_stag && rx->imm_pending)
+		return KIWI_TC_RDMAP_OP_UNSPEC;
+	if (h->inv_stag) {
+		tc = kiwi_mem_invalidate(qp->kdev, h->inv_stag, &qp->base_qp,
+					 true);
+		if (tc)
+			return tc;
+	}
+	/* kiwi_fpdu.c sets the MSN and MO for the next message. */
+	kiwi_rx_complete_rqe(qp, IB_WC_SUCCESS);
+	return 0;
+}
+
+/* The peer's Terminate: the QP fails, the receive engine stops. */
+static void kiwi_rx_terminate_end(struct kiwi_qp *qp, struct kiwi_rx *rx)
+{
+	struct kiwi_term t;
+
+	/* A Terminate is never answered with one (V-ST-R9). */
+	atomic_set(&qp->tx->term_claimed, 1);
+	kiwi_stat_inc(qp->kdev, KIWI_STAT_TERM_RCVD);
+	if (!kiwi_term_parse(rx->hdr + KIWI_MPA_LEN_SIZE + KIWI_UNTAGGED_HDR_LEN,
+			     rx->ulpdu_len - KIWI_UNTAGGED_HDR_LEN, &t)) {
+		ibdev_info_ratelimited(&qp->kdev->ibdev,
+				       "QP %u: peer sent Terminate %08x\n",
+				       qp->base_qp.qp_num, t.code);
+		trace_kiwi_terminate(&qp->base_qp, false, &t);
+		kiwi_rx_term_read(qp, &t);
+		kiwi_qp_terminated(qp, t.code);
+	}
+	rx->state = KIWI_RX_DEAD;
+	if (qp->cep)
+		kiwi_cm_terminated(qp->cep);
+}
+
 /* A whole segment is in and its CRC checked: act on it. */
 u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 {
@@ -589,56 +684,16 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 		rx->tmem = NULL;
 	}
 	switch (h->opcode) {
-	case KIWI_OP_READ_RESP: {
-		/* kiwi_fpdu_check() found it, and nothing retired it since */
-		struct kiwi_orq_entry *o = kiwi_orq_oldest(qp);
-		u8 status = IB_WC_SUCCESS;
-
-		if (!o) {
-			qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
-			return KIWI_TC_RDMAP_UNEXP_OPCODE;
-		}
-		o->got += rx->ulpdu_len - h->hdr_len;
-		if (!h->last)
-			break;
-		if (o->got != o->len) {
-			qp->rx_err_stat = KIWI_STAT_RX_RESP_ERR;
-			return KIWI_TC_DDP_T_BASE_BOUNDS;
-		}
-		/*
-		 * Read with Invalidate: the sink STag is invalid before the
-		 * Read completes. A failure is the consumer's (a wrong
-		 * STag), not the peer's: the Read fails, and the QP.
-		 */
-		if (o->invalidate &&
-		    kiwi_mem_invalidate(qp->kdev, o->inv_stag, &qp->base_qp,
-					false))
-			status = IB_WC_LOC_PROT_ERR;
-		if (!kiwi_orq_retire(qp, o, status))
-			break;	/* flushed meanwhile */
-		kiwi_sq_complete(qp);
-		if (status != IB_WC_SUCCESS) {
-			kiwi_qp_error(qp);
-			break;
-		}
-		kiwi_tx_response_in(qp);	/* a stalled Read may go now */
+	case KIWI_OP_READ_RESP:
+		tc = kiwi_rx_read_resp_end(qp, rx);
 		break;
-	}
 	case KIWI_OP_WRITE:
 		rx->write_bytes += rx->ulpdu_len - h->hdr_len;
 		break;
 	case KIWI_OP_IMM:
-	case KIWI_OP_IMM_SE: {
-		struct kiwi_imm imm;
-
-		kiwi_imm_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
-			       KIWI_UNTAGGED_HDR_LEN, &imm);
-		if (imm.kiwi == KIWI_IMM_WITH_SEND)
-			rx->imm_pending = true;
-		else
-			kiwi_rx_complete_rqe(qp, IB_WC_SUCCESS);
+	case KIWI_OP_IMM_SE:
+		kiwi_rx_imm_end(qp, rx);
 		break;
-	}
 	case KIWI_OP_ATOMIC_REQ:
 		tc = kiwi_rx_atomic_req(qp);
 		break;
@@ -649,44 +704,14 @@ u32 kiwi_fpdu_end(struct kiwi_rx *rx, void *arg)
 	case KIWI_OP_SEND_INV:
 	case KIWI_OP_SEND_SE:
 	case KIWI_OP_SEND_SE_INV:
-		if (!h->last)
-			break;
-		/* Immediate Data is for a Send without invalidation. */
-		if (h->inv_stag && rx->imm_pending)
-			return KIWI_TC_RDMAP_OP_UNSPEC;
-		if (h->inv_stag) {
-			tc = kiwi_mem_invalidate(qp->kdev, h->inv_stag,
-						 &qp->base_qp, true);
-			if (tc)
-				return tc;
-		}
-		/* kiwi_fpdu.c sets the MSN and MO for the next message. */
-		kiwi_rx_complete_rqe(qp, IB_WC_SUCCESS);
+		tc = kiwi_rx_send_end(qp, rx);
 		break;
 	case KIWI_OP_READ_REQ:
 		tc = kiwi_rx_read_req(qp);
 		break;
-	case KIWI_OP_TERMINATE: {
-		struct kiwi_term t;
-
-		/* A Terminate is never answered with one (V-ST-R9). */
-		atomic_set(&qp->tx->term_claimed, 1);
-		kiwi_stat_inc(qp->kdev, KIWI_STAT_TERM_RCVD);
-		if (!kiwi_term_parse(rx->hdr + KIWI_MPA_LEN_SIZE +
-				     KIWI_UNTAGGED_HDR_LEN,
-				     rx->ulpdu_len - KIWI_UNTAGGED_HDR_LEN, &t)) {
-			ibdev_info_ratelimited(&qp->kdev->ibdev,
-					       "QP %u: peer sent Terminate %08x\n",
-					       qp->base_qp.qp_num, t.code);
-			trace_kiwi_terminate(&qp->base_qp, false, &t);
-			kiwi_rx_term_read(qp, &t);
-			kiwi_qp_terminated(qp, t.code);
-		}
-		rx->state = KIWI_RX_DEAD;
-		if (qp->cep)
-			kiwi_cm_terminated(qp->cep);
+	case KIWI_OP_TERMINATE:
+		kiwi_rx_terminate_end(qp, rx);
 		return 0;
-	}
 	default:
 		break;
 	}
