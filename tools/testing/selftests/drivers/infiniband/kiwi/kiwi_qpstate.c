@@ -1319,7 +1319,9 @@ static int rdserver(const char *addr, const char *port, int nconn)
 	ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(ch);
 	free(conn);
-	check(true, "all %d connections over", ended);
+	check(accepted == nconn && ended == nconn,
+	      "all %d connections accepted and over (%d, %d)", nconn, accepted,
+	      ended);
 	return kt_end();
 }
 

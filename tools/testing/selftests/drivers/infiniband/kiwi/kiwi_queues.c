@@ -234,7 +234,9 @@ static int nt_server(const char *addr, const char *port)
 			poll(NULL, 0, 1);
 	}
 	expect_ack(nt_ch, RDMA_CM_EVENT_DISCONNECTED);
-	check(true, "server: %d Sends received, %d credits sent", got, sent);
+	check(got == NT_SENDS + 2 && sent == NT_SENDS / NT_BATCH,
+	      "server: %d Sends received (%d), %d credits sent (%d)", got,
+	      NT_SENDS + 2, sent, NT_SENDS / NT_BATCH);
 	kp_close(&me);
 	rdma_destroy_id(id);
 	rdma_destroy_id(lid);
