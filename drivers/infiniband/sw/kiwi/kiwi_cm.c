@@ -237,7 +237,6 @@ static void kiwi_cep_watch_start(struct kiwi_cep *cep)
 	int period;
 
 	lockdep_assert_held(&cep->lock);
-
 	cep->llp = (unsigned long)READ_ONCE(kiwi_llp_timeout) * HZ;
 	period = kiwi_cep_watch_period(cep) / HZ;
 	tcp_sock_set_keepidle(sk, period);

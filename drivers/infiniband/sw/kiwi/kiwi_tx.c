@@ -567,7 +567,7 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
  * tx->run_lock (process context) or the socket's spinlock (the loops that
  * never wait). Checked where lockdep is on.
  */
-void kiwi_tx_assert_owned(struct kiwi_qp *qp)
+static void kiwi_tx_assert_owned(struct kiwi_qp *qp)
 {
 	lockdep_assert(test_bit(KIWI_TX_OWNED, &qp->tx->owner));
 	lockdep_assert(lockdep_is_held(&qp->tx->run_lock) ||
@@ -575,7 +575,7 @@ void kiwi_tx_assert_owned(struct kiwi_qp *qp)
 }
 
 /* Context: the transmit loop (kiwi_tx_assert_owned()); qp->sock is set. */
-void kiwi_tx_fail(struct kiwi_qp *qp, int err)
+static void kiwi_tx_fail(struct kiwi_qp *qp, int err)
 {
 	struct sock *sk = qp->sock->sk;
 	bool stopped = qp->tx->stopped;

@@ -40,8 +40,6 @@ extern struct workqueue_struct *kiwi_tx_wq;
 bool kiwi_tx_resp_take(struct kiwi_tx *tx, struct kiwi_irq_entry *resp,
 		       bool take);
 int kiwi_tx_resp_send(struct kiwi_qp *qp, struct kiwi_irq_entry *resp);
-void kiwi_tx_assert_owned(struct kiwi_qp *qp);
-void kiwi_tx_fail(struct kiwi_qp *qp, int err);
 bool kiwi_tx_run(struct kiwi_qp *qp);
 
 /* kiwi_tx_frame.c */
@@ -53,7 +51,6 @@ unsigned int kiwi_tx_hlen(const struct kiwi_tx_msg *m);
 u32 kiwi_tx_room(struct kiwi_qp *qp, unsigned int hlen);
 bool kiwi_tx_direct_ok(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
 		       u32 off);
-int kiwi_tx_keep_unsent(struct kiwi_tx *tx, int nvec, size_t total, size_t done);
 int kiwi_tx_send_all(struct kiwi_qp *qp, struct msghdr *msg, size_t total);
 int kiwi_tx_flush_carry(struct kiwi_qp *qp);
 int kiwi_tx_message(struct kiwi_qp *qp, const struct kiwi_tx_msg *m, u32 *sent);

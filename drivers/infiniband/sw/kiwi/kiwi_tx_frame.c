@@ -193,8 +193,8 @@ bool kiwi_tx_direct_ok(struct kiwi_qp *qp, const struct kiwi_tx_msg *m,
  * keep the rest, in stream order, for the work item. Return: @total, or
  * -EMSGSIZE if it does not fit (kiwi_tx_direct_ok() rules that out).
  */
-int kiwi_tx_keep_unsent(struct kiwi_tx *tx, int nvec, size_t total,
-			size_t done)
+static int kiwi_tx_keep_unsent(struct kiwi_tx *tx, int nvec, size_t total,
+			       size_t done)
 {
 	struct iov_iter it;
 	size_t left = total - done;
