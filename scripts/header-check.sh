@@ -26,7 +26,7 @@ for h in "$mod"/*.h "$ktest"/*.h; do
 	printf '#include "%s"\n' "$root/$h" >"$out/$n.c"
 	objs+=("$n.o")
 done
-if ! make -k -s -C "$kdir" M="$out" W=1 "${objs[@]}" >"$out/build.log" 2>&1 ||
+if ! make -k -s -j"$(nproc)" -C "$kdir" M="$out" W=1 "${objs[@]}" >"$out/build.log" 2>&1 ||
    grep -qiE "warning|error" "$out/build.log"; then
 	cat "$out/build.log"
 	echo "header-check: a header does not compile on its own" >&2

@@ -88,7 +88,8 @@ build_for_kernel() {
 	mkdir -p "$tree"
 	tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf - &&
 	make -s -C "$tree" clean-kernel KDIR="$kdir" &&
-	make -s -C "$tree" module ktest KDIR="$kdir" W=1 &&
+	make -s -j"$(nproc)" -C "$tree" module KDIR="$kdir" W=1 &&
+	make -s -j"$(nproc)" -C "$tree" ktest KDIR="$kdir" W=1 &&
 	env "$@" "$tree/scripts/stage.sh"
 }
 

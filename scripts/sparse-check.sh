@@ -5,6 +5,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command -v sparse >/dev/null || { echo "sparse not installed; run scripts/setup.sh" >&2; exit 1; }
-out=$(make -s -C "$root" sparse 2>&1)
+out=$(make -s -j"$(nproc)" -C "$root" sparse 2>&1)
 echo "$out"
 ! grep -qE "warning:|error:" <<<"$out"

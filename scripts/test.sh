@@ -101,23 +101,23 @@ fi
 phase build
 # The module must build with no warning at W=1.
 build_module() {
-	make -s module W=1 2>&1 | tee "$out/build-module.log"
+	make -s -j"$(nproc)" module W=1 2>&1 | tee "$out/build-module.log"
 	! grep -qiE "warning|error" "$out/build-module.log" &&
 		[ -f drivers/infiniband/sw/kiwi/kiwi.ko ]
 }
 point "module builds with W=1 and no warning" build_module
 # The kernel test module ktest.sh loads in the VM (which sees this tree).
 build_ktest() {
-	make -s ktest W=1 2>&1 | tee "$out/build-ktest.log"
+	make -s -j"$(nproc)" ktest W=1 2>&1 | tee "$out/build-ktest.log"
 	! grep -qiE "warning|error" "$out/build-ktest.log" &&
 		[ -f tools/testing/selftests/drivers/infiniband/kiwi/kiwi_ktest/kiwi_ktest.ko ] &&
 		[ -f tools/testing/selftests/drivers/infiniband/kiwi/kiwi_ktest/kiwi_ktest_cm.ko ]
 }
 point "kernel test modules (kiwi_ktest.ko, kiwi_ktest_cm.ko) build with W=1 and no warning" build_ktest
-point "provider builds against the system's rdma-core (IBVERBS_PRIVATE_34)" make -s provider
+point "provider builds against the system's rdma-core (IBVERBS_PRIVATE_34)" make -s -j"$(nproc)" provider
 point "test providers (ABI 99, rdma-core 64's layout) and test programs build" \
-	eval 'make -s -C userspace libkiwi-abi99-rdmav34.so libkiwi-rel64-rdmav34.so &&
-	      make -s -C tools/testing/selftests/drivers/infiniband/kiwi'
+	eval 'make -s -j"$(nproc)" -C userspace libkiwi-abi99-rdmav34.so libkiwi-rel64-rdmav34.so &&
+	      make -s -j"$(nproc)" -C tools/testing/selftests/drivers/infiniband/kiwi'
 # The provider against Debian 13's rdma-core and the newest in Debian
 # (unstable), fetched beside the system's (scripts/rdma-core-release.sh),
 # into build/provider/SUITE/ with the path of that rdma-core in "root":
@@ -126,7 +126,7 @@ provider_release() {
 	local dir=build/provider/$1
 
 	rm -rf "$dir"
-	make -s -C userspace VERBS_ROOT="$2" O="$PWD/$dir" && echo "$2" >"$dir/root"
+	make -s -j"$(nproc)" -C userspace VERBS_ROOT="$2" O="$PWD/$dir" && echo "$2" >"$dir/root"
 }
 for suite in trixie sid; do
 	if rel=$(scripts/rdma-core-release.sh "$suite" 2>"$out/release.log"); then

@@ -58,14 +58,22 @@ quiet() {
 	echo 0 >"$D/fail_site"
 }
 
-# settled: nothing of kiwi0/kiwi1 in `rdma resource` (QPs, CQs, MRs, PDs,
-# cm ids), waiting a little for teardown that finishes after process exit.
+# idle: `rdma resource show` counts no PD, CQ, QP, cm_id, MR or SRQ on
+# kiwi0 or kiwi1 (one call: each costs half a second on the debug kernel).
+idle() {
+	local out line
+	out=$(rdma resource show) || return 1
+	while IFS= read -r line; do
+		[[ $line =~ ^[0-9]+:\ kiwi[01]: ]] || continue
+		[[ $line =~ \ (pd|cq|qp|cm_id|mr|srq)\ [1-9] ]] && return 1
+	done <<<"$out"
+	return 0
+}
+
+# settled: nothing of kiwi0/kiwi1 in `rdma resource`, waiting a little for
+# teardown that finishes after process exit.
 settled() {
-	wait_for 20 eval '! rdma resource show qp | grep -qw -e kiwi0 -e kiwi1' &&
-	wait_for 20 eval '! rdma resource show cm_id | grep -qw -e kiwi0 -e kiwi1' &&
-	! rdma resource show cq | grep -qw -e kiwi0 -e kiwi1 &&
-	! rdma resource show mr | grep -qw -e kiwi0 -e kiwi1 &&
-	! rdma resource show pd | grep -qw -e kiwi0 -e kiwi1
+	wait_for 20 idle
 }
 
 # run_pair NAME SRV... -- CLI...: the server in kiwiB, the client in kiwiA,

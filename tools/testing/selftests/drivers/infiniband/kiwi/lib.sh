@@ -34,15 +34,25 @@ tap_begin() {
 	trap 'rm -rf "$_tap_out"' EXIT
 }
 
+# Each point is followed by the seconds it took (since the last point), to
+# show where a slow suite spends its time; KIWI_TAP_TIMES=0 leaves that out.
+_tap_time() {
+	[ "${KIWI_TAP_TIMES:-1}" = 1 ] || return 0
+	echo "# point took $((SECONDS - ${_tap_t:-0})) s"
+	_tap_t=$SECONDS
+}
+
 ok() {
 	_tap_n=$((_tap_n + 1))
 	echo "ok $_tap_n $*"
+	_tap_time
 }
 
 not_ok() {
 	_tap_n=$((_tap_n + 1))
 	_tap_failed=$((_tap_failed + 1))
 	echo "not ok $_tap_n $*"
+	_tap_time
 }
 
 # check DESCRIPTION CMD...: one test point, passing when CMD succeeds.
@@ -86,13 +96,22 @@ kiwi_dev_count() {
 	rdma -j dev show 2>/dev/null | grep -o '"ifname":"[^"]*"' | wc -l
 }
 
+# nap SECONDS: sleep without a process. Under emulation a fork and exec
+# costs a tenth of a second on the stock kernel and half a second on the
+# debug one, more than the polls below wait between tries; read's timeout
+# on a pipe that nobody writes to sleeps in the shell itself.
+exec {_nap_fd}<> <(:)
+nap() {
+	read -r -t "$1" -u "$_nap_fd" _ || :
+}
+
 # wait_for SECONDS CMD...: poll until CMD succeeds.
 wait_for() {
 	local deadline=$((SECONDS + $1))
 	shift
 	until "$@"; do
 		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.2
+		nap 0.2
 	done
 }
 
@@ -264,14 +283,16 @@ declare -gA kiwi_srv_pid
 # listener on PORT. Shell built-ins only: on the debug kernel every
 # program started costs about half a second, ss three.
 tcp_listens() {
-	local port f sl laddr raddr st
-	port=$(printf ':%04X' "$1")
+	local port f re
+	# A listener's line: "N: LOCALADDR:PORT REMOTEADDR:PORT 0A ...". The
+	# file is read whole and matched in the shell: bash reads a pipe or
+	# /proc file byte by byte in a read loop, a system call each.
+	printf -v port '%04X' "$1"
+	re="(^|"$'\n'")[[:space:]]*[0-9]+: [0-9A-F]+:$port [0-9A-F]+:[0-9A-F]+ 0A "
 	shift
 	for f in "$@"; do
 		[ -r "$f" ] || continue
-		while read -r sl laddr raddr st _; do
-			[[ $laddr == *"$port" && $st == 0A ]] && return 0
-		done <"$f"
+		[[ $(<"$f") =~ $re ]] && return 0
 	done
 	return 1
 }
