@@ -35,7 +35,7 @@
 #define LEN	5000		/* bytes each Write moves */
 #define TIMEOUT	60		/* seconds to wait for a completion */
 
-enum { CMD_WRITE = 1, CMD_READ = 2, CMD_QUIT = 3 };
+enum { CMD_WRITE = 1, CMD_READ = 2, CMD_QUIT = 3 };	/* QUIT: seed = connections */
 
 struct cmd {
 	uint64_t addr;
@@ -159,7 +159,7 @@ static int peer(const char *addr, const char *port)
 {
 	struct rdma_cm_id *listen_id = kc_listen_or_die(ch, addr, port, 1);
 	struct rdma_conn_param param = kc_param(1, 1, NULL, 0);
-	uint32_t last_event = 0, last_status = 0;
+	uint32_t last_event = 0, last_status = 0, made = 0;
 	int served = 0, quit = 0;
 	struct ibv_mr *mr = NULL;
 	uint8_t *buf = NULL;
@@ -198,6 +198,7 @@ static int peer(const char *addr, const char *port)
 			if (wc.status != IBV_WC_SUCCESS)
 				break;
 			if (c.cmd.op == CMD_QUIT) {
+				made = c.cmd.seed;
 				quit = 1;
 				break;
 			}
@@ -233,7 +234,9 @@ static int peer(const char *addr, const char *port)
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd1);
 	free(buf);
-	check(true, "served %d connections until told to stop", served);
+	check(served > 0 && (uint32_t)served == made,
+	      "served %d connections until told to stop, as many as the owner made (%u)",
+	      served, made);
 	return kt_end();
 }
 
@@ -241,12 +244,15 @@ static int peer(const char *addr, const char *port)
 
 static const char *oaddr, *oport;
 
+static uint32_t connections;	/* the owner's, told to the peer at the end */
+
 static void connect_peer(struct conn *c)
 {
 	struct rdma_conn_param param = kc_param(1, 1, NULL, 0);
 	struct rdma_cm_event *ev;
 
 	memset(c, 0, sizeof(*c));
+	connections++;
 	c->id = kc_resolve_or_die(ch, oaddr, oport);
 	if (!pd1) {
 		pd1 = ibv_alloc_pd(c->id->verbs);
@@ -559,6 +565,7 @@ static int owner(void)
 	if (mr)
 		ibv_dereg_mr(mr);
 	c.cmd.op = CMD_QUIT;
+	c.cmd.seed = connections;
 	post(&c, 1, &c.cmd, sizeof(c.cmd), c.msg_mr->lkey, IBV_WR_SEND, 0, 0);
 	next_wc(&c);
 	teardown(&c);

@@ -45,7 +45,7 @@ enum { CTL_SEND, CTL_DONE, CTL_SEND_BLIND };	/* blind: may fail */
 /* What the server asks of the client. */
 struct ctl {
 	uint32_t cmd;
-	uint32_t count;		/* messages to send */
+	uint32_t count;		/* messages to send; CTL_DONE: orders given */
 	uint32_t first;		/* number of the first one */
 	uint32_t mask;		/* QPs to send them on, round robin */
 };
@@ -179,11 +179,15 @@ static bool no_limit_event(void)
 	return none;
 }
 
+static uint32_t orders;		/* the server's orders other than CTL_DONE */
+
 static void send_ctl(struct ctl *c, struct ibv_mr *mr, uint32_t cmd,
 		     uint32_t count, uint32_t first, uint32_t mask)
 {
 	struct ibv_wc wc;
 
+	if (cmd != CTL_DONE)
+		orders++;
 	*c = (struct ctl){ cmd, count, first, mask };
 	post_send(qps[NQP - 1], mr, c, sizeof(*c), 0);
 	if (poll_n(scq, &wc, 1) != 1 || wc.status != IBV_WC_SUCCESS)
@@ -471,7 +475,7 @@ static int server(const char *addr, const char *port)
 	      "V-SRQ-11: QP 2 still receives through the SRQ after QP 1 failed");
 	check(!post_srq(15, 2), "post 2 more WQEs");
 
-	send_ctl(c, cmr, CTL_DONE, 0, 0, 0);
+	send_ctl(c, cmr, CTL_DONE, orders, 0, 0);
 	wait_disconnected(ids);
 	check(wait_async(IBV_EVENT_QP_LAST_WQE_REACHED, qps[2]),
 	      "QP 2 reports IBV_EVENT_QP_LAST_WQE_REACHED as it disconnects");
@@ -507,6 +511,7 @@ static int client(const char *addr, const char *port)
 	struct ctl *ctls = calloc(4, sizeof(*ctls));
 	struct msg *msgs = calloc(SRQ_WR * 4, sizeof(*msgs));
 	struct ibv_mr *cmr = NULL, *mmr = NULL;
+	uint32_t given = 0;
 
 	if (!ctls || !msgs)
 		die("calloc");
@@ -547,8 +552,11 @@ static int client(const char *addr, const char *port)
 		if (kp_post_recv(ids[NQP - 1]->qp, wc.wr_id, &ctls[wc.wr_id],
 				 sizeof(*ctls), cmr->lkey))
 			die("ibv_post_recv");
-		if (c.cmd == CTL_DONE)
+		if (c.cmd == CTL_DONE) {
+			given = c.count;
 			break;
+		}
+		orders++;
 		for (int q = 0; q < NQP; q++)
 			if (c.mask & 1u << q)
 				on[non++] = q;
@@ -583,7 +591,9 @@ static int client(const char *addr, const char *port)
 		rdma_destroy_id(ids[i]);
 	}
 	rdma_destroy_event_channel(ch);
-	check(true, "sent every message the server asked for");
+	check(orders && orders == given,
+	      "sent every message of the server's orders: %u orders, as many as it gave (%u)",
+	      orders, given);
 	return kt_end();
 }
 

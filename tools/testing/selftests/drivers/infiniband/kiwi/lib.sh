@@ -650,10 +650,10 @@ ktest_fails() {
 	return 1
 }
 
-# blkpat ARGS...: kiwi_blkpat.py, its report lines as TAP comments; killed
+# blkpat ARGS...: kiwi_blkpat, its report lines as TAP comments; killed
 # after 15 minutes (a hard NFS mount that never comes back holds it).
 blkpat() {
-	timeout -s KILL 900 "$KIWI_TESTDIR/kiwi_blkpat.py" "$@" 2>&1 | sed 's/^/# /'
+	timeout -s KILL 900 "$KIWI_TESTDIR/kiwi_blkpat" "$@" 2>&1 | sed 's/^/# /'
 	return "${PIPESTATUS[0]}"
 }
 
@@ -780,7 +780,7 @@ writer_stop() {
 	touch "$out/stop"
 	if ! wait_for 60 eval '! kill -0 $wpid 2>/dev/null'; then
 		echo "# the writer is stuck in a write: killed"
-		pkill -KILL -f "kiwi_blkpat.py write $wpath"
+		pkill -KILL -f "kiwi_blkpat write $wpath"
 	fi
 	wait "$wpid"
 	tail -2 "$out/w$1.out"
