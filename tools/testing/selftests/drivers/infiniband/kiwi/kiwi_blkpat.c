@@ -38,7 +38,7 @@
 struct args {
 	const char *path, *log, *stop;
 	long long seed, first, chunks, chunk;
-	bool direct, keep_going, write;
+	bool direct, keep_going;
 };
 
 /* splitmix64: a distinct stream per (seed, index). */
@@ -237,6 +237,7 @@ int main(int argc, char **argv)
 		{ }
 	};
 	struct args a = { .seed = -1, .chunk = 65536 };
+	bool write = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -272,7 +273,7 @@ int main(int argc, char **argv)
 	if (argc - optind != 2)
 		usage("an operation and a path are needed");
 	if (!strcmp(argv[optind], "write"))
-		a.write = true;
+		write = true;
 	else if (strcmp(argv[optind], "verify"))
 		usage("the operation is write or verify");
 	a.path = argv[optind + 1];
@@ -280,7 +281,7 @@ int main(int argc, char **argv)
 		usage("--seed is needed");
 	if (!a.chunk || a.chunk % 4096)
 		usage("--chunk must be a multiple of 4096");
-	if (a.write)
+	if (write)
 		return do_write(&a);
 	if (!a.log && !a.chunks)
 		usage("verify needs --chunks or --log");

@@ -179,7 +179,8 @@ static bool no_limit_event(void)
 	return none;
 }
 
-static uint32_t orders;		/* the server's orders other than CTL_DONE */
+/* Orders other than CTL_DONE: given (server), carried out (client). */
+static uint32_t orders;
 
 static void send_ctl(struct ctl *c, struct ibv_mr *mr, uint32_t cmd,
 		     uint32_t count, uint32_t first, uint32_t mask)

@@ -752,7 +752,7 @@ writer_start() {
 	while [ ! -e "$out/stop" ]; do
 		blkpat write "$2" --seed "$1" --first "$3" --chunks $(($4 - $3)) \
 			--direct --keep-going --log "$out/w$1.log" \
-			--stop "$out/stop" || sleep 0.5
+			--stop "$out/stop" || nap 0.5
 	done >"$out/w$1.out" 2>&1 &
 	wpid=$!
 }
