@@ -9,8 +9,9 @@
 # debug.config: KASAN, lockdep, kmemleak, UBSAN, fault injection). The tree
 # is cached in $KIWI_DEBUG_KERNEL_DIR and rebuilt only when a fragment,
 # virtme-ng or the source package changes (a new source package from
-# scratch, the others incrementally). About 16 minutes on 2 cores the first
-# time (Debian's config, cut to the tests' modules, took 38); a second run
+# scratch, the others incrementally). About 18 minutes on 2 cores the first
+# time, 27 beside scripts/test.sh's host-side builds (Debian's config, cut
+# to the tests' modules, took 38 alone); a second run
 # prints the tree at once.
 #
 #   scripts/debug-kernel.sh        build if needed, print the tree's path
