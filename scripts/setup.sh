@@ -27,6 +27,8 @@ PKGS=(
 	# rdma-core: libraries, provider headers, utilities
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest infiniband-diags qperf
+	# libfabric's verbs provider and fabtests (programs.sh)
+	libfabric-bin
 	# networking inside the VM
 	iproute2 iputils-ping ethtool
 	# capture.sh decodes kiwi's wire traffic with Wireshark's iWARP dissectors

@@ -51,7 +51,7 @@ static int kiwi_cq_init(struct kiwi_ucq *cq, struct ibv_context *ctx, int cqe,
 	struct kiwi_create_cq_cmd cmd;
 	int ret;
 
-	if (cqe < 1 || cqe > 65536)
+	if (cqe < 1 || cqe > KIWI_MAX_CQE)
 		return EINVAL;
 	cq->num_cqe = kiwi_pow2_roundup(cqe);
 	ret = kiwi_ring_alloc(&cq->ring,
@@ -117,7 +117,7 @@ int kiwi_resize_cq(struct ibv_cq *ibcq, int cqe)
 	uint32_t num;
 	int ret;
 
-	if (cqe < 1 || cqe > 65536)
+	if (cqe < 1 || cqe > KIWI_MAX_CQE)
 		return EINVAL;
 	num = kiwi_pow2_roundup(cqe);
 	ret = kiwi_ring_alloc(&ring, KIWI_RING_BYTES(num, sizeof(struct kiwi_cqe),

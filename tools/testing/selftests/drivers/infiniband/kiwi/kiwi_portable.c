@@ -1138,8 +1138,10 @@ static void local_ex(struct ibv_context *ctx, struct ibv_pd *pd)
 		{ 0, IBV_CQ_INIT_ATTR_MASK_PD, 0, 8, EOPNOTSUPP,
 		  "IBV_CQ_INIT_ATTR_MASK_PD (no parent domains): EOPNOTSUPP" },
 		{ 0, 0, 0, 0, EINVAL, "0 entries: EINVAL" },
-		{ 0, 0, 0, 65537, EINVAL, "max_cqe + 1 entries: EINVAL" },
+		/* -1: the device's max_cqe + 1 */
+		{ 0, 0, 0, -1, EINVAL, "max_cqe + 1 entries: EINVAL" },
 	};
+	struct ibv_device_attr da;
 	struct ibv_cq_init_attr_ex ca = { .cqe = 8,
 					  .wc_flags = IBV_WC_STANDARD_FLAGS };
 	struct ibv_qp_init_attr_ex qa = {
@@ -1158,9 +1160,12 @@ static void local_ex(struct ibv_context *ctx, struct ibv_pd *pd)
 	unsigned int i;
 	int ret;
 
+	if (ibv_query_device(ctx, &da))
+		die("ibv_query_device");
 	for (i = 0; i < sizeof(cq_bad) / sizeof(cq_bad[0]); i++) {
 		struct ibv_cq_init_attr_ex b = {
-			.cqe = cq_bad[i].cqe, .wc_flags = cq_bad[i].wc_flags,
+			.cqe = cq_bad[i].cqe < 0 ? da.max_cqe + 1 : cq_bad[i].cqe,
+			.wc_flags = cq_bad[i].wc_flags,
 			.comp_mask = cq_bad[i].comp_mask,
 			.flags = cq_bad[i].flags, .parent_domain = pd,
 		};

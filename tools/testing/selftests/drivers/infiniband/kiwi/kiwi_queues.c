@@ -403,6 +403,7 @@ int main(int argc, char **argv)
 	struct ibv_comp_channel *ch;
 	struct ibv_context *ctx;
 	struct ibv_cq *cq, *small, *big;
+	struct ibv_device_attr dattr;
 	struct kp_peer p, p2;
 	struct ibv_qp *qp, *qp2;
 	struct ibv_pd *pd;
@@ -431,9 +432,11 @@ int main(int argc, char **argv)
 	check(cq->cqe >= 100, "CQ holds at least what was asked (%d)", cq->cqe);
 
 	/* Bad input is refused and creates nothing. */
+	check(!ibv_query_device(ctx, &dattr), "ibv_query_device");
 	errno = 0;
-	big = ibv_create_cq(ctx, 65537, NULL, NULL, 0);
-	check(!big && errno == EINVAL, "CQ of 65537 entries refused with EINVAL");
+	big = ibv_create_cq(ctx, dattr.max_cqe + 1, NULL, NULL, 0);
+	check(!big && errno == EINVAL, "CQ of max_cqe + 1 (%d) entries refused with EINVAL",
+	      dattr.max_cqe + 1);
 	errno = 0;
 	big = ibv_create_cq(ctx, 8, NULL, NULL, 1 << 20);
 	check(!big && errno == EINVAL, "CQ on a nonexistent completion vector refused");

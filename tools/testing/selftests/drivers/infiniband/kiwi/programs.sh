@@ -7,12 +7,13 @@
 # byte verified by both ends with -T v; not their poll()-driven -T a, whose
 # do_poll() takes POLLHUP for an error even with data still to read, so a
 # client still reading when its server closes fails on any device), rdma_server and
-# rdma_client, rdma_xserver and rdma_xclient, and cmtime; then the
+# rdma_client, rdma_xserver and rdma_xclient, cmtime, libfabric's
+# fi_pingpong (MSG and RDM endpoints, data checked); then the
 # ibv_*_pingpong tools of rdma-core, which cannot run on iWARP: each is
 # checked to stop where, and with the message that, the transport says it
 # must (Documentation/infiniband/kiwi.rst, "Programs").
 source "$(dirname "$0")/lib.sh"
-tap_begin "real programs: rsockets, librdmacm's examples, cmtime, the verbs pingpongs"
+tap_begin "real programs: rsockets, librdmacm's examples, cmtime, libfabric, the verbs pingpongs"
 
 # prog WHAT NAME PORT SERVER-CMD... -- CLIENT-CMD...: a point: the server
 # in kiwiB and the client in kiwiA both exit 0.
@@ -98,6 +99,17 @@ pingpong() {
 	[ $src -ne 0 ] || { echo "# $tool: the server exited 0"; return 1; }
 	said "$name" srv "$2"
 }
+# libfabric's verbs provider (fabtests' fi_pingpong, every size to 1 MiB,
+# -c checking every byte): its MSG endpoint, and its RDM endpoint through
+# ofi_rxm, which asks for a CQ of 262144 entries (its 256-peer universe).
+for ep in msg rdm; do
+	prov=verbs
+	[ $ep = rdm ] && prov="verbs;ofi_rxm"
+	prog "libfabric fi_pingpong -e $ep -p '$prov': every size to 1 MiB, data checked" \
+		fi_$ep 47592 fi_pingpong -p "$prov" -e $ep -I 20 -c -- \
+		fi_pingpong -p "$prov" -e $ep -I 20 -c 192.0.2.2
+done
+
 check "ibv_rc_pingpong: no RTS without an iWARP connection ('Failed to modify QP to RTS')" \
 	pingpong rc "Failed to modify QP to RTS"
 check "ibv_srq_pingpong: no RTS without an iWARP connection ('Failed to modify QP[0] to RTS')" \

@@ -41,7 +41,7 @@ devinfo_expected() {
 	max_sge: 6
 	max_sge_rd: 1
 	max_cq: 16384
-	max_cqe: 65536
+	max_cqe: 262144
 	max_mr: 65536
 	max_pd: 65536
 	max_qp_rd_atom: 128
