@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 	struct ibv_comp_channel *ch;
 	struct ibv_context *ctx;
 	struct ibv_cq *cq, *small, *big;
-	struct ibv_device_attr dattr;
+	struct ibv_device_attr dattr = {};
 	struct kp_peer p, p2;
 	struct ibv_qp *qp, *qp2;
 	struct ibv_pd *pd;
