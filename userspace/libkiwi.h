@@ -10,9 +10,6 @@
 
 #include "verbs_pabi.h"
 
-/* The module's limit on a CQ's entries (kiwi_limits.h), which it checks again. */
-#define KIWI_MAX_CQE 262144
-
 /* A ring in our own memory that the kernel pins (see kiwi-abi.h). */
 struct kiwi_ring {
 	void *addr;

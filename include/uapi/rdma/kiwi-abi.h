@@ -62,6 +62,12 @@ struct kiwi_alloc_ucontext_resp {
  * own queues.
  */
 #define KIWI_MAX_SGE		6
+/*
+ * A CQ's entries at most (a power of two). libfabric's ofi_rxm sizes each
+ * endpoint's CQ for its universe (256 peers by default), 262144 entries,
+ * and does not cap that by max_cqe.
+ */
+#define KIWI_MAX_CQE		262144
 #define KIWI_MAX_INLINE		(KIWI_MAX_SGE * 16)	/* bytes in sge[] */
 
 struct kiwi_sge {

@@ -11,11 +11,7 @@
  */
 #define KIWI_MAX_PD		65536
 #define KIWI_MAX_CQ		16384
-/*
- * libfabric's ofi_rxm sizes each endpoint's CQ for its universe (256
- * peers by default): 262144 entries, which it does not cap by max_cqe.
- */
-#define KIWI_MAX_CQE		262144		/* power of two */
+/* max_cqe is KIWI_MAX_CQE (kiwi-abi.h): libkiwi sizes CQ rings by it too. */
 #define KIWI_MAX_QP		16384
 #define KIWI_MAX_QP_WR		16384		/* power of two */
 #define KIWI_MAX_ORD		128		/* RDMA Reads in flight, each way */
