@@ -335,6 +335,7 @@ void kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr);
 /* kiwi_engine.c (the engines' own entry points are in kiwi_engine.h) */
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp);
 bool kiwi_qp_work_pending(struct kiwi_qp *qp);
+bool kiwi_qp_work_left(struct kiwi_qp *qp);
 bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp, struct kiwi_cep *cep);
 
 /* kiwi_stats.c */

@@ -743,7 +743,7 @@ static bool kiwi_cep_data_after_fin(struct sock *sk)
 static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 {
 	struct sock *sk = cep->sock ? cep->sock->sk : NULL;
-	bool term;
+	bool fin;
 
 	if (!sk)
 		return;
@@ -756,7 +756,7 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 	    !test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
 	    cep->qp && cep->qp->sock == cep->sock)
 		kiwi_rx_drain(cep->qp);
-	term = test_bit(KIWI_CEP_CLOSE_TERM, &cep->close_req);
+	fin = test_bit(KIWI_CEP_CLOSE_FIN, &cep->close_req);
 	/*
 	 * The stream failed: a reset from the peer, a timeout, a send that
 	 * could not finish. The QP fails with an event and no Terminate
@@ -764,8 +764,8 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 	 * one (a send that saw the error may have cleared sk_err).
 	 */
 	if (test_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req) ||
-	    (!term && (sk->sk_err ||
-		       (sk->sk_state == TCP_CLOSE && !cep->fin_sent)))) {
+	    (!fin && (sk->sk_err ||
+		      (sk->sk_state == TCP_CLOSE && !cep->fin_sent)))) {
 		/*
 		 * The peer's or TCP's doing, counted once: whoever set
 		 * KIWI_CEP_CLOSE_LOST first counted its cause (the bit set
@@ -782,7 +782,7 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 		return;
 	}
 	if (test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req)) {
-		kiwi_cep_teardown(cep, term);
+		kiwi_cep_teardown(cep, fin);
 		return;
 	}
 	if (cep->fin_sent) {
@@ -1376,7 +1376,23 @@ void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt)
  */
 void kiwi_cm_terminated(struct kiwi_cep *cep)
 {
-	set_bit(KIWI_CEP_CLOSE_TERM, &cep->close_req);
+	kiwi_cm_close_fin(cep);
+}
+
+/**
+ * kiwi_cm_close_fin() - end the connection now, with a FIN
+ * @cep: the endpoint
+ *
+ * The QP fails at once, and the socket closes with a FIN: behind a
+ * Terminate (kiwi_cm_terminated()), or at the end of a graceful close
+ * the consumer asked for and then cut short with nothing left to send or
+ * answer (kiwi_qp.c). A reset from the peer after that fails nothing.
+ *
+ * Context: any; takes no lock the caller may hold.
+ */
+void kiwi_cm_close_fin(struct kiwi_cep *cep)
+{
+	set_bit(KIWI_CEP_CLOSE_FIN, &cep->close_req);
 	kiwi_cm_close(cep, true);
 }
 

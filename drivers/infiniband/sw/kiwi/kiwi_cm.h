@@ -115,7 +115,7 @@ struct kiwi_cep {
 /* close_req bits */
 #define KIWI_CEP_CLOSE_GRACEFUL	0
 #define KIWI_CEP_CLOSE_ABRUPT	1
-#define KIWI_CEP_CLOSE_TERM	2	/* with ABRUPT: end with a FIN */
+#define KIWI_CEP_CLOSE_FIN	2	/* with ABRUPT: end with a FIN (kiwi_cm.c) */
 #define KIWI_CEP_CLOSE_LOST	3	/* with ABRUPT: the stream failed */
 
 /* MPA Request/Reply must arrive within this time. */
@@ -133,6 +133,7 @@ int kiwi_iw_destroy_listen(struct iw_cm_id *cm_id);
 void kiwi_cep_put(struct kiwi_cep *cep);
 void kiwi_cm_close(struct kiwi_cep *cep, bool abrupt);
 void kiwi_cm_terminated(struct kiwi_cep *cep);
+void kiwi_cm_close_fin(struct kiwi_cep *cep);
 bool kiwi_cm_lost(struct kiwi_cep *cep);
 void kiwi_cm_sq_drained(struct kiwi_cep *cep);
 void kiwi_cm_requests_end(struct kiwi_device *kdev);

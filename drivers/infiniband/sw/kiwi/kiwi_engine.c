@@ -39,25 +39,22 @@ bool kiwi_qp_work_pending(struct kiwi_qp *qp)
 }
 
 /**
- * kiwi_qp_fin_cuts_work() - would the peer's FIN cut work short?
+ * kiwi_qp_work_left() - is work pending once the transmit loop settled?
  * @qp: the connected QP
- * @cep: its endpoint
  *
  * The peer may send its FIN the moment our last bytes reach it, while the
  * transmit loop that sent them has yet to retire the entry. A loop still
  * running is given 100 ms to finish (woken as it lets go of tx->run_lock);
- * one that stays busy (blocked in TCP on a long message) has work pending
- * (V-ST-R4, V-LLP-11).
+ * one that stays busy (blocked in TCP on a long message) has work pending.
  *
- * Context: process context, @cep's lock held; takes tx->run_lock; sleeps.
+ * Context: process context; takes tx->run_lock; sleeps.
  */
-bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp, struct kiwi_cep *cep)
+bool kiwi_qp_work_left(struct kiwi_qp *qp)
 {
 	struct kiwi_tx *tx = qp->tx;
 	long left = msecs_to_jiffies(100);
 	bool pending;
 
-	lockdep_assert_held(&cep->lock);
 	while (kiwi_qp_work_pending(qp)) {
 		if (mutex_trylock(&tx->run_lock)) {
 			pending = kiwi_qp_work_pending(qp);
@@ -71,6 +68,22 @@ bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp, struct kiwi_cep *cep)
 			break;
 	}
 	return kiwi_qp_work_pending(qp);
+}
+
+/**
+ * kiwi_qp_fin_cuts_work() - would the peer's FIN cut work short?
+ * @qp: the connected QP
+ * @cep: its endpoint
+ *
+ * Work left (kiwi_qp_work_left()) when the peer's FIN is in makes its
+ * close a Bad LLP Close (V-ST-R4, V-LLP-11).
+ *
+ * Context: process context, @cep's lock held; takes tx->run_lock; sleeps.
+ */
+bool kiwi_qp_fin_cuts_work(struct kiwi_qp *qp, struct kiwi_cep *cep)
+{
+	lockdep_assert_held(&cep->lock);
+	return kiwi_qp_work_left(qp);
 }
 
 bool kiwi_qp_tx_idle(struct kiwi_qp *qp)

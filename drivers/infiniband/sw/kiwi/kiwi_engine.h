@@ -109,7 +109,7 @@ struct kiwi_irq_entry {
  * @run_lock: one transmit loop at a time, the work item's or a direct one
  *	in a user poster's context (kiwi_tx_kick_direct)
  * @done_wq: woken when a loop under @run_lock lets go of it, for
- *	kiwi_qp_fin_cuts_work() waiting on a loop at the peer's FIN
+ *	kiwi_qp_work_left() waiting on a loop (the peer's FIN, the end of a close)
  * @owner: bit KIWI_TX_OWNED belongs to the loop that owns everything
  *	below: one under @run_lock, or one that never waits and only ever
  *	tries for it: the receive softirq answering small Reads and atomics

@@ -519,12 +519,38 @@ void kiwi_qp_cq_error(struct kiwi_qp *qp)
 	kiwi_qp_local_term(qp, KIWI_TC_RDMAP_CATA_STREAM, true);
 }
 
-/* Ask the connection, if any, to close. Context: qp->state_lock held. */
-static void kiwi_qp_close_conn(struct kiwi_qp *qp, bool abrupt)
+/*
+ * Ask the connection, if any, to close: gracefully, by reset (@abrupt), or
+ * at once with a FIN (@fin, kiwi_qp_close_clean()).
+ * Context: qp->state_lock held.
+ */
+static void kiwi_qp_close_conn(struct kiwi_qp *qp, bool abrupt, bool fin)
 {
 	lockdep_assert_held(&qp->state_lock);
-	if (qp->cep)
+	if (qp->cep && fin)
+		kiwi_cm_close_fin(qp->cep);
+	else if (qp->cep)
 		kiwi_cm_close(qp->cep, abrupt);
+}
+
+/*
+ * The consumer fails or destroys a QP in SQD (Closing) whose graceful
+ * close it asked for, with nothing left to send or to answer: the close
+ * ends with the FIN it was on its way to, not a reset. Linux consumers do
+ * this in every orderly close: ib_drain_qp() moves the QP to ERR right
+ * after rdma_disconnect(), and librdmacm programs destroy it there. They
+ * ask for no abort, and a reset after the FIN would fail the peer's QP
+ * with IB_EVENT_QP_FATAL (LLP Connection Lost in Closing) after a close
+ * it had taken as graceful. Work still pending keeps the abortive close
+ * (V-ST-R10).
+ * Context: qp->state_lock held; waits up to 100 ms for a transmit loop.
+ */
+static bool kiwi_qp_close_clean(struct kiwi_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	return qp->state == IB_QPS_SQD && qp->cep &&
+	       test_bit(KIWI_CEP_CLOSE_GRACEFUL, &qp->cep->close_req) &&
+	       !kiwi_qp_work_left(qp);
 }
 
 /*
@@ -540,7 +566,7 @@ static void kiwi_qp_close_term(struct kiwi_qp *qp)
 	if (kiwi_qp_terminate(qp, &t))
 		flush_work(&qp->tx->work);
 	else
-		kiwi_qp_close_conn(qp, true);
+		kiwi_qp_close_conn(qp, true, false);
 }
 
 /*
@@ -626,6 +652,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
 	enum ib_qp_state cur, new;
+	bool fin = false;
 	int ret = 0;
 
 	/*
@@ -697,8 +724,9 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
 
-	/* Modify to ERR is an abortive close (V-ST-R10) */
-	kiwi_qp_set_state(qp, new, new == IB_QPS_ERR &&
+	/* Modify to ERR is an abortive close (V-ST-R10), but see above. */
+	fin = new == IB_QPS_ERR && kiwi_qp_close_clean(qp);
+	kiwi_qp_set_state(qp, new, new == IB_QPS_ERR && !fin &&
 			  (cur == IB_QPS_RTS || cur == IB_QPS_SQD));
 	/*
 	 * A connected QP closes: gracefully from SQD, by reset from ERR, and
@@ -708,7 +736,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (new != cur && new == IB_QPS_SQE)
 		kiwi_qp_close_term(qp);
 	else if (new != cur && (new == IB_QPS_SQD || new == IB_QPS_ERR))
-		kiwi_qp_close_conn(qp, new == IB_QPS_ERR);
+		kiwi_qp_close_conn(qp, new == IB_QPS_ERR, fin);
 out:
 	mutex_unlock(&qp->state_lock);
 	return ret;
@@ -852,15 +880,17 @@ void kiwi_qp_cm_disconnected(struct kiwi_qp *qp, struct kiwi_cep *cep)
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
+	bool fin;
 
 	/*
 	 * A destroyed QP completes nothing more: its outstanding WRs vanish
 	 * with it, and no completion may name a QP that no longer exists.
 	 */
 	mutex_lock(&qp->state_lock);
+	fin = kiwi_qp_close_clean(qp);
 	trace_kiwi_qp_state(&qp->base_qp, qp->state, IB_QPS_ERR);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	kiwi_qp_close_conn(qp, true);
+	kiwi_qp_close_conn(qp, true, fin);
 	mutex_unlock(&qp->state_lock);
 
 	kiwi_mem_qp_gone(qp->kdev, ibqp->qp_num);

@@ -40,7 +40,7 @@ void kiwi_tx_disown(struct kiwi_tx *tx)
 	clear_bit_unlock(KIWI_TX_OWNED, &tx->owner);
 }
 
-/* A loop under run_lock ends: tell kiwi_qp_fin_cuts_work(), if it waits. */
+/* A loop under run_lock ends: tell kiwi_qp_work_left(), if it waits. */
 static void kiwi_tx_unlock(struct kiwi_tx *tx)
 {
 	mutex_unlock(&tx->run_lock);

@@ -1364,8 +1364,13 @@ static void c_local(struct peer *p)
 					 p->msn_send++, "two", 3));
 	}
 	collect(p, UNTIL_CLOSE, NULL, NULL);
-	/* V-ST-R10: an abortive close is a reset, with no Terminate */
-	if (!strcmp(p->name, "local-err") && !p->got_term)
+	/*
+	 * V-ST-R10: an abortive close is a reset, with no Terminate; a
+	 * graceful one the consumer cut short with nothing left to send is
+	 * a FIN (local-drain).
+	 */
+	if ((!strcmp(p->name, "local-err") || !strcmp(p->name, "local-drain")) &&
+	    !p->got_term)
 		snprintf(p->result, sizeof(p->result), "%s",
 			 p->end == -ECONNRESET ? "reset" :
 			 p->end == 0 ? "closed" : "broken");
@@ -1631,6 +1636,7 @@ static const struct evil_case cases[] = {
 	RDMA("local-bindok", c_local, "the server binds and invalidates a window between two Sends"),
 	RDMA("local-quiet", c_local, "no RTR: the server's Send waits for our first FPDU"),
 	RDMA("local-err", c_local, "the server moves its QP to ERR"),
+	RDMA("local-drain", c_local, "the server disconnects, then at once moves its QP to ERR"),
 	RDMA("local-sqd", c_local, "the server sends 1 MiB and moves its QP to SQD"),
 	RDMA("local-sqe-big", c_local, "the server sends 1 MiB and moves its QP to SQE"),
 	RDMA("local-cqof", c_local, "the server's CQ overflows"),

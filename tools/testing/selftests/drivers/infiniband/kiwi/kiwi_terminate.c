@@ -47,7 +47,9 @@
  * and invalidates it, then sends "after" (nothing fails); local-quiet
  * does nothing more (its "before" waits for the peer's first FPDU, no RTR
  * negotiated); local-err to ERR (an abortive close,
- * "ERR" in sends=); local-sqd posts a 1 MiB Send of region rw, then at
+ * "ERR" in sends=); local-drain closes as kernel consumers do,
+ * rdma_disconnect() and at once Modify to ERR (ib_drain_qp()), "ERR" in
+ * sends= too; local-sqd posts a 1 MiB Send of region rw, then at
  * once moves the QP to SQD (a graceful close), local-sqe-big the same,
  * but to SQE; local-cqof, whose CQ has one entry,
  * posts 4 signalled Sends "ov" without polling, overflowing the CQ, and
@@ -558,6 +560,14 @@ static void local_case(struct conn *c)
 		struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 
 		if (!ibv_modify_qp(c->id->qp, &attr, IBV_QP_STATE))
+			note_send(c, qp_state(c) == IBV_QPS_ERR ? "ERR" :
+				  "ERR-then-other");
+	} else if (!strcmp(c->name, "local-drain")) {
+		struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+		if (rdma_disconnect(c->id))
+			note_send(c, "DISCONNECT-refused");
+		else if (!ibv_modify_qp(c->id->qp, &attr, IBV_QP_STATE))
 			note_send(c, qp_state(c) == IBV_QPS_ERR ? "ERR" :
 				  "ERR-then-other");
 	} else if (!strcmp(c->name, "local-sqd") ||

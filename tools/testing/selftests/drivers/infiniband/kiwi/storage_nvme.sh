@@ -138,6 +138,26 @@ nv_discover() {
 		grep -q "trtype: *rdma" "$out/discover" &&
 		grep -q "traddr: *$addr" "$out/discover"
 }
+# TCP's count of resets sent (OutRsts), in this namespace; builtins only.
+tcp_out_rsts() {
+	local line i names=() vals=()
+
+	while read -r line; do
+		[[ $line == Tcp:* ]] || continue
+		if [ ${#names[@]} = 0 ]; then
+			read -ra names <<<"$line"
+		else
+			read -ra vals <<<"$line"
+		fi
+	done </proc/net/snmp
+	for i in "${!names[@]}"; do
+		[ "${names[i]}" = OutRsts ] && echo "${vals[i]}"
+	done
+}
+
+declare -A errc0
+errc_snap errc0 kiwi0
+rsts0=$(tcp_out_rsts)
 check "nvme discover over kiwi lists $nqn on rdma $addr" nv_discover
 sed 's/^/# /' "$out/discover" | grep -E "trtype|subnqn|traddr" | head -6
 
@@ -168,6 +188,31 @@ storage_verified "$disk" "$img" "the target's RAM disk"
 storage_zcopy_check kiwi0
 check "nvme disconnect: 1 controller" nv_disconnect
 check "the namespace is gone" wait_for 10 eval '! nv_disk'
+
+# Discovery, connect, data and disconnect are orderly at both ends: every
+# connection ends with FINs, no reset (TCP's OutRsts), no error counter of
+# kiwi0 moves but for the receives that ib_drain_qp() flushes, and
+# nvmet-rdma hears of no QP event. (kiwi used to reset the host's
+# connection when nvme-rdma drained its QP after rdma_disconnect(); a
+# target that read the reset before the FIN failed its QP with "QP fatal
+# error".)
+graceful_clean() {
+	local -A errc1 want
+	local rsts
+
+	nap 1
+	rsts=$(($(tcp_out_rsts) - rsts0))
+	errc_snap errc1 kiwi0
+	errc_want want "cqe_flush_err=$((errc1[cqe_flush_err] - errc0[cqe_flush_err]))"
+	errc_diff errc0 errc1 want
+	echo "# TCP resets sent: $rsts"
+	[ -z "$errc_bad" ] || echo "# counters moved:$errc_bad"
+	dmesg | grep "received IB QP event" | head -3 | sed 's/^/# dmesg: /'
+	[ "$rsts" = 0 ] && [ -z "$errc_bad" ] &&
+		! dmesg | grep -q "received IB QP event"
+}
+check "an orderly disconnect: no reset, no QP event at the target, no error counter moved" \
+	graceful_clean
 
 # ---- faults under a verified writer
 

@@ -284,6 +284,8 @@ evil local-bindok "reply after" \
 	"V-WR-9: a window Bind and Local Invalidate between two Sends send nothing" -t write
 evil local-err reset "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=1 sends=OK,ERR" \
 	"V-ST-R10, V-LLP-6: Modify RTS -> ERR: after \"before\", a reset and no Terminate" -t write
+evil local-drain closed "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,ERR" \
+	"rdma_disconnect, then Modify SQD -> ERR as ib_drain_qp does, nothing left to send: the FIN, no reset" -t write
 evil local-sqd "send 1048576 last fin" "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,OK" \
 	"V-TERM-4: 1 MiB Send, then Modify to SQD: the whole message in whole FPDUs, then the FIN" -c -t write
 E="term_sent" evil local-sqe-big "segments, term 0/0/00 -" "$LOCAL sends=OK,SQE,@(OK|FLUSH)" \
