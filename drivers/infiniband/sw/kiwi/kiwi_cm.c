@@ -637,8 +637,9 @@ static void kiwi_cep_got_request(struct kiwi_cep *cep)
 	mutex_lock_nested(&lcep->lock, SINGLE_DEPTH_NESTING);
 	list_del_init(&cep->list);
 	if (lcep->state != KIWI_CEP_LISTEN || !lcep->cm_id) {
+		/* Nobody listens now: refused, as TCP refuses (not a reset). */
 		mutex_unlock(&lcep->lock);
-		kiwi_cep_teardown(cep, false);
+		kiwi_cep_refuse(cep);
 		return;
 	}
 	cep->state = KIWI_CEP_RECVD_REQ;
@@ -1173,8 +1174,16 @@ static void kiwi_listen_end_children(struct kiwi_cep *lcep)
 		mutex_unlock(&lcep->lock);
 		if (!cep)
 			return;
+		/*
+		 * A peer whose MPA Request is in is refused, as if it had
+		 * come a moment later, when nothing listened; one still to
+		 * send it is reset.
+		 */
 		mutex_lock(&cep->lock);
-		if (cep->state == KIWI_CEP_AWAIT_REQ)
+		if (cep->state == KIWI_CEP_AWAIT_REQ &&
+		    kiwi_cm_recv_mpa(cep, false) > 0)
+			kiwi_cep_got_request(cep);
+		else if (cep->state == KIWI_CEP_AWAIT_REQ)
 			kiwi_cep_teardown(cep, false);
 		mutex_unlock(&cep->lock);
 		kiwi_cep_put(cep);
