@@ -534,23 +534,22 @@ static void kiwi_qp_close_conn(struct kiwi_qp *qp, bool abrupt, bool fin)
 }
 
 /*
- * The consumer fails or destroys a QP in SQD (Closing) whose graceful
- * close it asked for, with nothing left to send or to answer: the close
- * ends with the FIN it was on its way to, not a reset. Linux consumers do
- * this in every orderly close: ib_drain_qp() moves the QP to ERR right
- * after rdma_disconnect(), and librdmacm programs destroy it there. They
- * ask for no abort, and a reset after the FIN would fail the peer's QP
- * with IB_EVENT_QP_FATAL (LLP Connection Lost in Closing) after a close
- * it had taken as graceful. Work still pending keeps the abortive close
+ * The consumer fails or destroys a QP in SQD (Closing), whose graceful
+ * close it asked for on entering SQD (kiwi_modify_qp() is the only way
+ * in), with nothing left to send or to answer: the close ends with the
+ * FIN it was on its way to, not a reset. Linux consumers do this in every
+ * orderly close: ib_drain_qp() moves the QP to ERR right after
+ * rdma_disconnect(), and librdmacm programs destroy it there. They ask
+ * for no abort, and a reset after the FIN would fail the peer's QP with
+ * IB_EVENT_QP_FATAL (LLP Connection Lost in Closing) after a close it had
+ * taken as graceful. Work still pending keeps the abortive close
  * (V-ST-R10).
  * Context: qp->state_lock held; waits up to 100 ms for a transmit loop.
  */
 static bool kiwi_qp_close_clean(struct kiwi_qp *qp)
 {
 	lockdep_assert_held(&qp->state_lock);
-	return qp->state == IB_QPS_SQD && qp->cep &&
-	       test_bit(KIWI_CEP_CLOSE_GRACEFUL, &qp->cep->close_req) &&
-	       !kiwi_qp_work_left(qp);
+	return qp->state == IB_QPS_SQD && qp->cep && !kiwi_qp_work_left(qp);
 }
 
 /*
