@@ -29,6 +29,8 @@ PKGS=(
 	rdmacm-utils perftest infiniband-diags qperf
 	# libfabric's verbs provider and fabtests (programs.sh)
 	libfabric-bin
+	# Open MPI over libfabric (mpi.sh): mpirun and mpicc
+	openmpi-bin libopenmpi-dev
 	# networking inside the VM
 	iproute2 iputils-ping ethtool
 	# capture.sh decodes kiwi's wire traffic with Wireshark's iWARP dissectors
