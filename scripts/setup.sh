@@ -31,6 +31,8 @@ PKGS=(
 	libfabric-bin
 	# Open MPI over libfabric (mpi.sh): mpirun and mpicc
 	openmpi-bin libopenmpi-dev
+	# socket programs over rsockets (socket_programs.sh): iperf 2, wget
+	iperf wget
 	# networking inside the VM
 	iproute2 iputils-ping ethtool
 	# capture.sh decodes kiwi's wire traffic with Wireshark's iWARP dissectors
