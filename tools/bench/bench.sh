@@ -33,7 +33,7 @@ scripts/stage.sh >"$out/stage.log" 2>&1 || { cat "$out/stage.log"; exit 1; }
 # Pass on only the variables that are set: run.sh tells unset from empty.
 vars=()
 for v in BENCH_RUNS BENCH_QUICK BENCH_TRANSPORTS BENCH_TESTS BENCH_TIMEOUT BENCH_SKIP BENCH_BW_MB \
-	BENCH_KIWI_PARAMS BENCH_STORAGE BENCH_STORAGE_MB; do
+	BENCH_KIWI_PARAMS BENCH_STORAGE BENCH_STORAGE_MB BENCH_PROGRAMS; do
 	[ -n "${!v+x}" ] && vars+=("$v=${!v}")
 done
 paths=${BENCH_PATHS:-host pair}

@@ -19,7 +19,8 @@ with N QPs; scale_proc: N processes): kiwi's aggregate with N at least
 printed: kiwi with the MPA CRC on (transport kiwi_crc) against off, kiwi
 with one TCP segment per FPDU (kiwi_mss: fpdu_segs=1, as toward a peer
 that did not agree to large FPDUs) against its default (large FPDUs),
-CPU seconds per GiB against TCP's, and, from OUTDIR/cq_cpus.csv when it is
+CPU seconds per GiB against TCP's, the programs' rows (tools/bench/programs.sh:
+Open MPI and iperf through rsockets, kiwi against TCP), and, from OUTDIR/cq_cpus.csv when it is
 there (beside RAW_CSV), each CPU's share of kiwi's completion work. Last,
 for each missed aim, its reason in the run's own numbers (an aim below
 TCP's own time on the path, the FPDU size, the CPU time per
@@ -44,6 +45,12 @@ SCALE_MIN_ONE = 0.9
 def is_storage(test):
     """A row of tools/bench/storage.sh: a ULP over kiwi against it over TCP."""
     return test.startswith(("nvme_", "nfs_"))
+
+
+def is_program(test):
+    """A row of tools/bench/programs.sh: Open MPI or rsockets over kiwi
+    against the same program over TCP."""
+    return test.startswith(("mpi_", "rsocket_"))
 
 
 def is_extra(test):
@@ -135,7 +142,7 @@ def build(cells):
     order = {t: i for i, t in enumerate(
         ("write_bw", "read_bw", "send_bw", "write_lat", "read_lat", "send_lat"))}
     keys = sorted({k[1:] for k in cells if k[0] != "tcp" and not is_storage(k[1])
-                   and not is_extra(k[1])},
+                   and not is_extra(k[1]) and not is_program(k[1])},
                   key=lambda k: (order.get(k[0], 99), k[1], k[2] != "poll"))
     rows = []
     for test, size, mode in keys:
@@ -250,6 +257,27 @@ def storage_table(cells, summary):
                      f"{fmt(t, 9)} |{rsiw}{rs} | {verdict}")
     lines.append("")
     lines.append(f"kiwi meets its storage target in {met} of {judged} cells with data")
+    return "\n".join(lines) + "\n"
+
+
+def program_table(cells, summary):
+    """Each program's cell over kiwi and over TCP (no aim: the issue asks
+    for the figures); empty when there is none."""
+    keys = sorted({k[1:] for k in cells if is_program(k[1])})
+    if not keys:
+        return ""
+    lines = heading(["programs: Open MPI (OFI MTL on verbs;ofi_rxm) and iperf through"
+                     " rsockets' preload, over kiwi and over TCP on the same path",
+                     "(mpi_lat: half a round trip, lower is better; the others MiB/s)"],
+                    f"{'test':<11}{'size':>8} {'mode':<9}{'unit':>6} |{'kiwi':>9}{'TCP':>9} |"
+                    f"{'kiwi/TCP':>9}")
+    for test, size, mode in keys:
+        k = cell_value(summary, ("kiwi", test, size, mode))
+        t = cell_value(summary, ("tcp", test, size, mode))
+        unit = next(iter(cells.get(("kiwi", test, size, mode)) or
+                         cells.get(("tcp", test, size, mode)) or [{}]), {}).get("unit", "")
+        lines.append(f"{test:<11}{size:>8} {mode:<9}{unit:>6} | {fmt(k)} {fmt(t)} |"
+                     f"{rfmt(ratio(k, t))}")
     return "\n".join(lines) + "\n"
 
 
@@ -591,7 +619,8 @@ def main(argv):
     cells = load(raw)
     summary, rows, missing = build(cells)
     runs = max((len(v) for v in cells.values()), default=0)
-    text = (table(rows, runs) + storage_table(cells, summary) + crc_table(cells, summary)
+    text = (table(rows, runs) + storage_table(cells, summary) + program_table(cells, summary)
+            + crc_table(cells, summary)
             + fpdu_table(cells, summary) + scale_table(cells, summary) + cpu_table(cells, summary)
             + cq_cpu_table(os.path.join(os.path.dirname(raw), "cq_cpus.csv"))
             + why_table(rows, cells, summary))

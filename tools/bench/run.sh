@@ -20,7 +20,8 @@
 # hangs below), BENCH_KIWI_PARAMS (kiwi's module parameters, for example
 # "zcopy_min=65536"), BENCH_TESTS (only these tests, for example
 # "write_lat send_lat tcp_lat"; default all), BENCH_STORAGE=0 (no storage rows; see
-# tools/bench/storage.sh, which also reads BENCH_STORAGE_MB).
+# tools/bench/storage.sh, which also reads BENCH_STORAGE_MB), BENCH_PROGRAMS=0
+# (no rows of Open MPI and rsockets; tools/bench/programs.sh).
 #
 # kiwi, siw and TCP run between the namespaces kiwiA and kiwiB over the
 # veth pair kvA/kvB of lib.sh's kiwi_two_hosts. rxe in this kernel (6.1)
@@ -377,4 +378,12 @@ echo "# bench: $runs run(s) of each cell in $((SECONDS - start)) s"
 if [ "${BENCH_STORAGE:-1}" != 0 ] && [[ " $transports " == *" kiwi "* ]]; then
 	"$root/tools/bench/storage.sh" "$out" ||
 		echo "bench: the storage rows could not be measured" >&2
+fi
+
+# Programs reaching kiwi through a library (Open MPI, rsockets) against
+# them over TCP; one host only (tools/bench/programs.sh).
+if [ "${BENCH_PROGRAMS:-1}" != 0 ] && [ -z "${BENCH_PAIR:-}" ] &&
+	[[ " $transports " == *" kiwi "* ]]; then
+	"$root/tools/bench/programs.sh" "$out" ||
+		echo "bench: the programs' rows could not be measured" >&2
 fi

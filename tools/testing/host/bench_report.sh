@@ -26,6 +26,7 @@ report=(/usr/bin/python3 "$root/tools/bench/report.py")
 #   read_bw 1M event on rxe: skipped, not missing
 #   nvme_randread (storage): kiwi 1200 IOPS = 1.2x NVMe/TCP: met, 2x siw
 #   nfs_write (storage): kiwi 80 MiB/s = 0.8x NFS over TCP: missed; no siw
+#   mpi_lat 8 (programs): kiwi 60 us against Open MPI over TCP's 40: 1.5x
 cat >"$dir/raw.csv" <<'EOF'
 transport,test,size,mode,iters,run,value,unit,status
 kiwi,write_bw,65536,poll,255,1,120,MiB/s,ok
@@ -102,6 +103,12 @@ kiwi,nfs_write,1048576,seq,256,3,80,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,1,100,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,2,100,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,3,100,MiB/s,ok
+kiwi,mpi_lat,8,pingpong,1,1,50,us,ok
+kiwi,mpi_lat,8,pingpong,1,2,60,us,ok
+kiwi,mpi_lat,8,pingpong,1,3,70,us,ok
+tcp,mpi_lat,8,pingpong,1,1,40,us,ok
+tcp,mpi_lat,8,pingpong,1,2,45,us,ok
+tcp,mpi_lat,8,pingpong,1,3,35,us,ok
 kiwi_crc,write_bw,65536,poll,255,1,90,MiB/s,ok
 kiwi_crc,write_bw,65536,poll,255,2,88,MiB/s,ok
 kiwi_crc,write_bw,65536,poll,255,3,80,MiB/s,ok
@@ -173,6 +180,10 @@ check "storage: NFS over kiwi at 0.8x NFS over TCP misses it" \
 	row "nfs_write 1048576 seq MiB/s | 80.00 - 100.00 | - 0.80 | MISSED"
 check "storage: the summary counts the storage cells" \
 	row "kiwi meets its storage target in 1 of 2 cells with data"
+check "programs: Open MPI's latency over kiwi beside TCP's, and their ratio" \
+	row "mpi_lat 8 pingpong us | 60.00 40.00 | 1.50"
+check "programs' rows stay out of the RDMA table" \
+	eval '! grep -q "^mpi_lat .*|.*|.*|" <<<"$table"'
 check "storage rows stay out of the RDMA table" \
 	eval '! grep -q "^nvme_randread [0-9]* qd32 |" <<<"$table"'
 check "CRC: kiwi with the CRC against without and TCP, in a table of its own" \
