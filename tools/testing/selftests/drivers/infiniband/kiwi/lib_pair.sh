@@ -124,3 +124,22 @@ pair_bounded() {
 		not_ok "$PAIR_ROLE: $what (exit $rc)"
 	fi
 }
+
+# pair_rsh_serve FLAG: run the commands pair_rsh.sh hands over from the
+# other VM, each in the background (its output and then its status into
+# files beside it), until flag FLAG is raised or the pair is aborted.
+pair_rsh_serve() {
+	local req id
+
+	mkdir -p "$PAIR_DIR/rsh"
+	until [ -e "$PAIR_DIR/$1" ] || pair_aborted; do
+		for req in "$PAIR_DIR"/rsh/*.cmd; do
+			[ -e "$req" ] || continue
+			id=${req%.cmd}
+			mv "$req" "$id.run" || continue
+			(sh -c "$(cat "$id.run")" >"$id.out" 2>&1 </dev/null
+			 echo $? >"$id.rc.tmp" && mv "$id.rc.tmp" "$id.rc") &
+		done
+		sleep 0.2
+	done
+}

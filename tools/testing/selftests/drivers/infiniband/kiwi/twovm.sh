@@ -7,6 +7,9 @@
 #
 #  1. kiwi <-> kiwi: kiwi_xfer (RDMA Write + Send rounds, checked by the
 #     server) from a to b, and a checked stream of Sends from b to a.
+#     Then Open MPI across the two (mpi.sh's kiwi_mpi, two ranks, one a
+#     VM, on the OFI MTL over verbs;ofi_rxm): mpirun on a starts b's
+#     rank through pair_rsh.sh, which b serves (pair_rsh_serve).
 #  2. kiwi <-> siw: b swaps kiwi for the upstream siw; kiwi_xfer from a
 #     to b and from b to a.
 #  3. The peer killed: a streams Sends to b and b streams to a (256 WRs
@@ -93,6 +96,25 @@ up() {
 		rdma link add kiwi0 type kiwi netdev "$PAIR_DEV"
 }
 
+# mpi_across: Open MPI's two ranks, one in each VM, over kiwi; kiwi_mpi
+# checks every byte and ends with "end 0".
+mpi_across() {
+	local log
+	log=$(out mpi)
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
+		mpirun --np 2 --host $PAIR_A:1,$PAIR_B:1 --bind-to none \
+		--mca plm_rsh_agent "$KIWI_TESTDIR/pair_rsh.sh" \
+		--mca oob_tcp_if_include 192.0.2.0/24 -x PATH \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "verbs;ofi_rxm" \
+		-x FI_PROVIDER="verbs;ofi_rxm" "$KIWI_TESTDIR/kiwi_mpi" </dev/null >"$log" 2>&1
+	local rc=$?
+	sed -n 's/^\(pingpong\|bandwidth\|allreduce\)/# a: MPI: &/p' "$log"
+	[ $rc = 0 ] && grep -qx "end 0" "$log" && return 0
+	echo "# a: mpirun exit $rc"
+	tail -n 15 "$log" | sed 's/^/# a: mpirun: /'
+	return 1
+}
+
 kiwi_again() {
 	modprobe kiwi llp_timeout=$LLP &&
 		rdma link add kiwi0 type kiwi netdev "$PAIR_DEV"
@@ -173,6 +195,12 @@ a_main() {
 	client stream1 b "kiwi <- kiwi: stream of Sends, receiving" \
 		"$X" -S recv client $PAIR_B 7102 65536 200
 	pair_log_clean "after kiwi <-> kiwi"
+	# A rank reaches its daemon at its VM's own address, through lo.
+	ip link set lo up
+	check "a: Open MPI across the VMs over kiwi (OFI MTL, verbs;ofi_rxm): ping-pong 8 B to 1 MiB, stream, allreduce, every byte checked" \
+		mpi_across
+	pair_flag mpi.done
+	pair_log_clean "after Open MPI"
 
 	client xfer2 b "kiwi -> siw: Write + Send rounds, client on kiwi" \
 		"$X" client $PAIR_B 7103 65536 32
@@ -211,6 +239,10 @@ b_first() {
 	server stream1 "kiwi <- kiwi: stream of Sends, sending" \
 		"$X" -S send server $PAIR_B 7102 65536 200
 	pair_log_clean "after kiwi <-> kiwi"
+	ip link set lo up
+	# a's mpirun starts this VM's rank through pair_rsh.sh.
+	pair_rsh_serve mpi.done
+	pair_log_clean "after Open MPI"
 
 	pair_bounded 30 "rdma link del kiwi0" rdma link del kiwi0
 	pair_bounded 60 "rmmod kiwi" modprobe -r kiwi
