@@ -252,7 +252,13 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	mutex_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
-	qp->state = IB_QPS_RESET;
+	/*
+	 * A new QP is in the iWARP verbs' Idle state, in which receives may
+	 * be posted before the connection. Idle is reported as INIT, as the
+	 * hardware iWARP drivers report it (and rdma-core's tests expect of
+	 * an iWARP device); a consumer may still move it to RESET and back.
+	 */
+	qp->state = IB_QPS_INIT;
 	qp->scq = to_kcq(attr->send_cq);
 	qp->rcq = to_kcq(attr->recv_cq);
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -283,6 +289,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err_xa;
 	qp->ctrl = (struct kiwi_sq_ctrl *)((struct kiwi_sqe *)qp->sq.ring +
 					   qp->sq.num);
+	/* libkiwi reads the state from the zeroed ring: RESET until told. */
+	WRITE_ONCE(qp->ctrl->state, qp->state);
 	ret = kiwi_engines_alloc(qp);
 	if (ret) {
 		kiwi_qp_free_rings(qp);

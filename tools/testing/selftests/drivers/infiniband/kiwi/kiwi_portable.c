@@ -147,6 +147,16 @@ static int local(const char *dev)
 	if (!qp)
 		die("a PD, a CQ and an RC QP");
 
+	/*
+	 * A new QP reports INIT (the iWARP verbs' Idle); an IB program's
+	 * QP, after an error, goes RESET -> INIT again, which is tested here.
+	 */
+	memset(&q, 0, sizeof(q));
+	ret = ibv_query_qp(qp, &q, IBV_QP_STATE, &qinit);
+	check(!ret && q.qp_state == IBV_QPS_INIT, "a new QP reports INIT (%s)",
+	      state_str(q.qp_state));
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET };
+	modify_is(qp, &a, IBV_QP_STATE, 0, IBV_QPS_RESET, "INIT -> RESET");
 	a = init_attr();
 	a.pkey_index = 1;
 	modify_is(qp, &a, IB_INIT_MASK, EINVAL, IBV_QPS_RESET,

@@ -162,7 +162,7 @@ static void transition(struct ibv_qp *qp, int from, int to, const char *why)
 		      st_name[from], st_name[to], st_name[from], ret, now, why);
 }
 
-/* Bring a new QP from RESET to @st without a connection. */
+/* Bring a new QP (INIT: the iWARP verbs' Idle) to @st without a connection. */
 static int reach(struct ibv_qp *qp, int st)
 {
 	struct ibv_qp_attr a = {
@@ -171,10 +171,8 @@ static int reach(struct ibv_qp *qp, int st)
 				   IBV_ACCESS_REMOTE_READ,
 	};
 
-	if (st == IBV_QPS_RESET)
-		return 0;
-	if (st == IBV_QPS_ERR)
-		return kp_modify(qp, IBV_QPS_ERR);
+	if (st == IBV_QPS_RESET || st == IBV_QPS_ERR)
+		return kp_modify(qp, st);
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS))
 		return -1;
 	return st == IBV_QPS_RTR ? kp_modify(qp, IBV_QPS_RTR) : 0;

@@ -434,7 +434,7 @@ static void kt_case_qp_flush(struct kt *kt)
 	attr.qp_state = IB_QPS_INIT;
 	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
 	kt_check(kt, !ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_ACCESS_FLAGS),
-		 "RESET -> INIT");
+		 "INIT (a new QP) -> INIT");
 
 	sge.addr = (u64)(uintptr_t)buf;
 	sge.length = 64;
@@ -548,6 +548,13 @@ static void kt_case_qp_attr_masks(struct kt *kt)
 		      PTR_ERR_OR_ZERO(qp)))
 		goto out_cq;
 
+	/* A new QP is INIT (Idle); an IB consumer's comes back from RESET. */
+	ib_query_qp(qp, &q, IB_QP_STATE, &qinit);
+	kt_check(kt, q.qp_state == IB_QPS_INIT,
+		 "a new QP reports INIT, the iWARP verbs' Idle (%d)", q.qp_state);
+	attr.qp_state = IB_QPS_RESET;
+	kt_modify_is(kt, qp, &attr, IB_QP_STATE, 0, IB_QPS_RESET,
+		     "a new QP (INIT) -> RESET");
 	attr.qp_state = IB_QPS_INIT;
 	attr.pkey_index = 1;
 	attr.port_num = 1;
