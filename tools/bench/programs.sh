@@ -19,6 +19,7 @@ set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
+source "$KIWI_TESTDIR/lib_programs.sh"
 
 out=${1:?usage: programs.sh OUTDIR}
 raw=$out/raw.csv
@@ -27,7 +28,6 @@ mkdir -p "$logs"
 if [ "${BENCH_QUICK:-0}" = 1 ]; then runs=${BENCH_RUNS:-1}; else runs=${BENCH_RUNS:-3}; fi
 [ -s "$raw" ] || echo "transport,test,size,mode,iters,run,value,unit,status" >"$raw"
 "$root/scripts/vm-install.sh" || { echo "programs: cannot install kiwi in the VM" >&2; exit 1; }
-PRELOAD=$(ls /usr/lib/*/rsocket/librspreload.so 2>/dev/null | head -n 1)
 
 row() { # TRANSPORT TEST SIZE MODE RUN VALUE UNIT
 	local status=ok
@@ -37,21 +37,15 @@ row() { # TRANSPORT TEST SIZE MODE RUN VALUE UNIT
 		"${6:-fail}" "$7"
 }
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-common=(--bind-to none --mca plm_rsh_agent "$KIWI_TESTDIR/mpi_rsh.sh"
-	--mca oob_tcp_if_include 192.0.2.0/24 -x PATH)
+kiwi_mpi_args "$KIWI_TESTDIR/mpi_rsh.sh"
 
 # mpi TRANSPORT RUN: kiwi_mpi's two ranks, one a host; its figures as rows.
 mpi() {
-	local tr=$1 run=$2 log=$logs/mpi-$1-$2.log via
-	if [ "$tr" = kiwi ]; then
-		via=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "verbs;ofi_rxm"
-			-x FI_PROVIDER="verbs;ofi_rxm")
-	else
-		via=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 192.0.2.0/24)
-	fi
+	local tr=$1 run=$2 log=$logs/mpi-$1-$2.log
+	local -n via=KIWI_MPI_$([ "$tr" = kiwi ] && echo OFI || echo TCP)
+
 	ip netns exec kiwiA timeout 300 mpirun --np 2 --host 192.0.2.1:1,192.0.2.2:1 \
-		"${common[@]}" "${via[@]}" "$KIWI_TESTDIR/kiwi_mpi" </dev/null >"$log" 2>&1
+		"${KIWI_MPI_COMMON[@]}" "${via[@]}" "$KIWI_TESTDIR/kiwi_mpi" </dev/null >"$log" 2>&1
 	grep -qx "end 0" "$log" || : >"$log.failed"
 	for size in 8 4096; do
 		row "$tr" mpi_lat $size pingpong "$run" \
@@ -66,7 +60,7 @@ mpi() {
 rsocket() {
 	local tr=$1 run=$2 name=logs/rsocket-$1-$2 pre=() v=
 
-	[ "$tr" = kiwi ] && pre=(env LD_PRELOAD="$PRELOAD")
+	[ "$tr" = kiwi ] && pre=(env LD_PRELOAD="$KIWI_RSPRELOAD")
 	srv_start "$name" 5001 kiwiB "${pre[@]}" iperf -s -B 192.0.2.2 -p 5001 &&
 		KIWI_TIMEOUT=120 cli_run "$name" kiwiA "${pre[@]}" iperf -c 192.0.2.2 -p 5001 \
 			-n 256M -f m && v=$(awk '/256 MBytes/ { print $(NF - 1) }' "$out/$name.cli")

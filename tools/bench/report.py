@@ -219,6 +219,13 @@ def scale_ratio(summary, key):
                  cell_value(summary, ("kiwi", key[0], key[1], "1")))
 
 
+def cell_unit(cells, key):
+    """The unit of a cell (@key: test, size, mode) from kiwi's runs, else
+    TCP's, else empty."""
+    runs = cells.get(("kiwi",) + key) or cells.get(("tcp",) + key) or [{}]
+    return runs[0].get("unit", "")
+
+
 def storage_table(cells, summary):
     """kiwi against siw and TCP for each storage cell (the target is
     against TCP); empty when there is none."""
@@ -240,8 +247,7 @@ def storage_table(cells, summary):
         k = cell_value(summary, ("kiwi", test, size, mode))
         t = cell_value(summary, ("tcp", test, size, mode))
         sv = cell_value(summary, ("siw", test, size, mode))
-        unit = next(iter(cells.get(("kiwi", test, size, mode)) or
-                         cells.get(("tcp", test, size, mode)) or [{}]), {}).get("unit", "")
+        unit = cell_unit(cells, (test, size, mode))
         rsiw = ratio(k, sv)
         rsiw = f"{rsiw:9.2f}" if rsiw is not None else f"{'-':>9}"
         r = storage_ratio(summary, (test, size, mode))
@@ -274,8 +280,7 @@ def program_table(cells, summary):
     for test, size, mode in keys:
         k = cell_value(summary, ("kiwi", test, size, mode))
         t = cell_value(summary, ("tcp", test, size, mode))
-        unit = next(iter(cells.get(("kiwi", test, size, mode)) or
-                         cells.get(("tcp", test, size, mode)) or [{}]), {}).get("unit", "")
+        unit = cell_unit(cells, (test, size, mode))
         lines.append(f"{test:<11}{size:>8} {mode:<9}{unit:>6} | {fmt(k)} {fmt(t)} |"
                      f"{rfmt(ratio(k, t))}")
     return "\n".join(lines) + "\n"

@@ -255,8 +255,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	/*
 	 * A new QP is in the iWARP verbs' Idle state, in which receives may
 	 * be posted before the connection. Idle is reported as INIT, as the
-	 * hardware iWARP drivers report it (and rdma-core's tests expect of
-	 * an iWARP device); a consumer may still move it to RESET and back.
+	 * hardware iWARP driver cxgb4 reports it (and rdma-core's tests
+	 * expect of an iWARP device); a consumer may still move it to RESET.
 	 */
 	qp->state = IB_QPS_INIT;
 	qp->scq = to_kcq(attr->send_cq);

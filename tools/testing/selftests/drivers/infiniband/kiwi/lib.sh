@@ -545,6 +545,11 @@ kiwi_cq_cpus() {
 	tail -n +2 /sys/kernel/debug/kiwi/cq_cpus 2>/dev/null
 }
 
+# kiwi_cqes: the completions kiwi's CQs took so far, all CPUs together.
+kiwi_cqes() {
+	kiwi_cq_cpus | awk '{ n += $2 } END { print n + 0 }'
+}
+
 # kiwi_cq_cpus_delta BEFORE [PREFIX]: the growth of each CPU's counts
 # since BEFORE (an earlier kiwi_cq_cpus), in kiwi_cq_cpus' format; with
 # PREFIX, as CSV rows "PREFIX,CPU,CQES,HANDLERS,REMOTE".

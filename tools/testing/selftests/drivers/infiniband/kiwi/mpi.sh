@@ -11,6 +11,7 @@
 # over four (two a host). The same two ranks over Open MPI's TCP
 # transport give the figures beside kiwi's.
 source "$(dirname "$0")/lib.sh"
+source "$KIWI_TESTDIR/lib_programs.sh"
 tap_begin "MPI (Open MPI, OFI MTL on verbs;ofi_rxm) over kiwi"
 
 # Each rank reaches its host's Open MPI daemon at the host's own address,
@@ -18,28 +19,20 @@ tap_begin "MPI (Open MPI, OFI MTL on verbs;ofi_rxm) over kiwi"
 check "two hosts with a kiwi device each, loopback up" \
 	eval 'kiwi_two_devs && ip -n kiwiA link set lo up && ip -n kiwiB link set lo up'
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# The launch and wire-up on the hosts' network. No binding: each host's
-# daemon would bind its first rank to CPU 0, and both hosts share the
-# machine's CPUs.
-common=(--bind-to none --mca plm_rsh_agent "$KIWI_TESTDIR/mpi_rsh.sh"
-	--mca oob_tcp_if_include 192.0.2.0/24 -x PATH)
-ofi=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "verbs;ofi_rxm"
-	-x FI_PROVIDER="verbs;ofi_rxm")
-tcp=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 192.0.2.0/24)
+# The launch and wire-up on the hosts' network.
+kiwi_mpi_args "$KIWI_TESTDIR/mpi_rsh.sh"
 
-cqes() { kiwi_cq_cpus | awk '{ n += $2 } END { print n + 0 }'; }
-
-# mpi NAME NP HOSTS TRANSPORT-ARRAY [ARG]: kiwi_mpi under mpirun in kiwiA;
-# it must end well ("end 0", exit 0). Over kiwi (ofi), kiwi's CQs must
-# have seen the traffic: at least MIN_CQES completions (default 0).
+# mpi NAME NP HOSTS TRANSPORT [ARG]: kiwi_mpi under mpirun in kiwiA over
+# TRANSPORT (ofi or tcp); it must end well ("end 0", exit 0). Over kiwi
+# (ofi), kiwi's CQs must have seen the traffic: at least MIN_CQES
+# completions (default 1).
 mpi() {
 	local name=$1 np=$2 hosts=$3 rc c0
-	local -n tr=$4
+	local -n tr=KIWI_MPI_${4^^}
 
-	c0=$(cqes)
+	c0=$(kiwi_cqes)
 	ip netns exec kiwiA timeout 200 mpirun --np "$np" --host "$hosts" \
-		"${common[@]}" "${tr[@]}" "$KIWI_TESTDIR/kiwi_mpi" ${5:+"$5"} \
+		"${KIWI_MPI_COMMON[@]}" "${tr[@]}" "$KIWI_TESTDIR/kiwi_mpi" ${5:+"$5"} \
 		</dev/null >"$out/$name" 2>&1
 	rc=$?
 	if [ $rc != 0 ] || ! grep -qx "end 0" "$out/$name"; then
@@ -48,7 +41,7 @@ mpi() {
 		return 1
 	fi
 	[ "$4" = tcp ] && return 0
-	c0=$(($(cqes) - c0))
+	c0=$(($(kiwi_cqes) - c0))
 	[ "$c0" -ge "${MIN_CQES:-1}" ] && return 0
 	echo "# $name: only $c0 completions on kiwi's CQs"
 	return 1

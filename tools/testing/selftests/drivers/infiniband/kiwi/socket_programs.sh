@@ -9,15 +9,14 @@
 # the traffic. Which programs rsockets cannot carry, on kiwi or on siw,
 # and why: Documentation/infiniband/kiwi.rst, "Real programs".
 source "$(dirname "$0")/lib.sh"
+source "$KIWI_TESTDIR/lib_programs.sh"
 tap_begin "socket programs over rsockets (librspreload) on kiwi, and over TCP"
 
-PRELOAD=$(ls /usr/lib/*/rsocket/librspreload.so 2>/dev/null | head -n 1)
-check "rdma-core's rsocket preload library is installed ($PRELOAD)" test -n "$PRELOAD"
+check "rdma-core's rsocket preload library is installed ($KIWI_RSPRELOAD)" test -n "$KIWI_RSPRELOAD"
 check "two hosts with a kiwi device each" kiwi_two_devs
 
 mkdir -p "$out/www"
 head -c 32M /dev/urandom >"$out/www/file"
-cqes() { kiwi_cq_cpus | awk '{ n += $2 } END { print n + 0 }'; }
 declare -A secs cq
 
 # fetch MODE: wget in kiwiA fetches the file from http.server in kiwiB,
@@ -25,8 +24,8 @@ declare -A secs cq
 fetch() {
 	local mode=$1 pre=() c0 t0 rc
 
-	[ "$mode" = rs ] && pre=(env LD_PRELOAD="$PRELOAD")
-	c0=$(cqes)
+	[ "$mode" = rs ] && pre=(env LD_PRELOAD="$KIWI_RSPRELOAD")
+	c0=$(kiwi_cqes)
 	srv_start "http-$mode" 8000 kiwiB "${pre[@]}" python3 -m http.server \
 		-b 192.0.2.2 -d "$out/www" 8000 || { echo "# http.server did not listen"; return 1; }
 	t0=$SECONDS
@@ -35,7 +34,7 @@ fetch() {
 	rc=$?
 	secs[$mode]=$((SECONDS - t0))
 	srv_stop "http-$mode"
-	cq[$mode]=$(($(cqes) - c0))
+	cq[$mode]=$(($(kiwi_cqes) - c0))
 	[ $rc = 0 ] || { echo "# wget: exit $rc"; sed 's/^/#   /' "$out/http-$mode.cli"; return 1; }
 	cmp "$out/www/file" "$out/copy-$mode"
 }
@@ -45,8 +44,8 @@ fetch() {
 stream() {
 	local mode=$1 pre=() c0 rc
 
-	[ "$mode" = rs ] && pre=(env LD_PRELOAD="$PRELOAD")
-	c0=$(cqes)
+	[ "$mode" = rs ] && pre=(env LD_PRELOAD="$KIWI_RSPRELOAD")
+	c0=$(kiwi_cqes)
 	srv_start "iperf-$mode" 5001 kiwiB "${pre[@]}" iperf -s -B 192.0.2.2 -p 5001 ||
 		{ echo "# iperf -s did not listen"; return 1; }
 	KIWI_TIMEOUT=60 cli_run "iperf-$mode" kiwiA "${pre[@]}" iperf -c 192.0.2.2 -p 5001 -n 128M
@@ -54,7 +53,7 @@ stream() {
 	# The server reports once the stream has ended; then it is stopped.
 	wait_for 10 grep -q "128 MBytes" "$out/iperf-$mode.srv"
 	srv_stop "iperf-$mode"
-	cq[$mode]=$(($(cqes) - c0))
+	cq[$mode]=$(($(kiwi_cqes) - c0))
 	[ $rc = 0 ] || { echo "# iperf: exit $rc"; sed 's/^/#   /' "$out/iperf-$mode.cli"; return 1; }
 	grep -o "128 MBytes.*" "$out/iperf-$mode.cli" | awk '{ print $3, $4 }' >"$out/rate-$mode"
 	grep -q "128 MBytes" "$out/iperf-$mode.cli" && grep -q "128 MBytes" "$out/iperf-$mode.srv" &&

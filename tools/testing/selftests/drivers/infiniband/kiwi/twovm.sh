@@ -31,6 +31,7 @@
 # The programs' outputs, and each boot's log, stay in build/pair.
 source "$(dirname "$0")/lib.sh"
 source "$KIWI_TESTDIR/lib_pair.sh"
+source "$KIWI_TESTDIR/lib_programs.sh"
 root=$(cd "$KIWI_TESTDIR/../../../../../.." && pwd)
 SIW=$root/build/siw/siw.ko
 X=$KIWI_TESTDIR/kiwi_xfer
@@ -101,12 +102,9 @@ up() {
 mpi_across() {
 	local log
 	log=$(out mpi)
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
-		mpirun --np 2 --host $PAIR_A:1,$PAIR_B:1 --bind-to none \
-		--mca plm_rsh_agent "$KIWI_TESTDIR/pair_rsh.sh" \
-		--mca oob_tcp_if_include 192.0.2.0/24 -x PATH \
-		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "verbs;ofi_rxm" \
-		-x FI_PROVIDER="verbs;ofi_rxm" "$KIWI_TESTDIR/kiwi_mpi" </dev/null >"$log" 2>&1
+	kiwi_mpi_args "$KIWI_TESTDIR/pair_rsh.sh"
+	timeout 300 mpirun --np 2 --host $PAIR_A:1,$PAIR_B:1 "${KIWI_MPI_COMMON[@]}" \
+		"${KIWI_MPI_OFI[@]}" "$KIWI_TESTDIR/kiwi_mpi" </dev/null >"$log" 2>&1
 	local rc=$?
 	sed -n 's/^\(pingpong\|bandwidth\|allreduce\)/# a: MPI: &/p' "$log"
 	[ $rc = 0 ] && grep -qx "end 0" "$log" && return 0
