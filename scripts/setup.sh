@@ -41,8 +41,8 @@ PKGS=(
 	iperf3 python3-matplotlib
 	# Documentation/infiniband/kiwi.rst builds with Sphinx (tools/testing/host/docs_sphinx.sh)
 	python3-sphinx
-	# storage over kiwi (storage_*.sh, make bench): NVMe-oF, NFS/RDMA, iSER
-	nvme-cli nfs-kernel-server nfs-common targetcli-fb open-iscsi fio
+	# storage over kiwi (storage_*.sh, make bench): NVMe-oF, NFS/RDMA, iSER, SMB Direct
+	nvme-cli nfs-kernel-server nfs-common targetcli-fb open-iscsi fio ksmbd-tools cifs-utils
 	# the VM itself (virtme-ng's own dependencies are pulled in below)
 	qemu-system-x86 busybox-static
 	# Debian 13's kernel, unpacked by scripts/debian13-kernel.sh

@@ -3,8 +3,9 @@
 #
 # Run kiwi's VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN;
 # scripts/debug-kernel.sh builds it once and caches it). kiwi, its kernel
-# test modules and the upstream siw are built for that kernel in a copy of
-# this tree (build/debug/tree), so the production build stays as it is.
+# test modules, the upstream siw and SMB Direct's ksmbd and cifs are built
+# for that kernel in a copy of this tree (build/debug/tree), so the
+# production build stays as it is.
 # Prints TAP, every description prefixed "debug kernel:", and exits non-zero
 # on any failure or kernel report; the whole kernel log is left in
 # build/debug/tree/dmesg.txt, the console (where a panic shows) in
@@ -20,7 +21,7 @@
 # The default set is the tests that feed kiwi hostile or
 # heavy input, sized to keep README's test command under an hour: the data
 # path, Terminates and hostile peers, ring abuse, allocation failures,
-# NVMe-oF and a 1-minute soak (faults.sh and soak.sh run only here;
+# NVMe-oF, SMB Direct and a 1-minute soak (faults.sh and soak.sh run only here;
 # KIWI_SOAK_SECONDS sets the soak's length). The data path runs its
 # CRC-required pass only (KIWI_DATAPATH_CRC="off required" for both). The
 # kernel consumers, NFS and iSER run with KIWI_DEBUG_TESTS=all (several
@@ -35,7 +36,7 @@ out=$root/build/debug
 tree=$out/tree
 sel=$root/tools/testing/selftests/drivers/infiniband/kiwi
 DEFAULT_TESTS="datapath.sh terminate.sh ringabuse.sh faults.sh storage_nvme.sh storage_nvme_zcopy.sh
-	soak.sh"
+	storage_smb.sh soak.sh"
 
 tests=${KIWI_DEBUG_TESTS:-$DEFAULT_TESTS}
 limit=3000
@@ -58,10 +59,11 @@ if ! kdir=$("$root/scripts/debug-kernel.sh" 2>"$out/kernel.log"); then
 fi
 echo "ok - debug kernel: the kernel builds (scripts/debug-kernel.sh)"
 
-# The copy builds siw for this kernel too.
+# The copy builds siw, and ksmbd and cifs with SMB Direct, for this kernel too.
 { build_for_kernel "$tree" "$kdir" KDIR="$kdir" &&
-	KDIR="$kdir" "$tree/scripts/build-siw.sh"; } >"$out/build.log" 2>&1
-build_verdict $? "$out/build.log" "debug kernel: kiwi, the test modules and siw build for it" ||
+	KDIR="$kdir" "$tree/scripts/build-siw.sh" &&
+	KDIR="$kdir" "$tree/scripts/build-smbdirect.sh"; } >"$out/build.log" 2>&1
+build_verdict $? "$out/build.log" "debug kernel: kiwi, the test modules, siw, ksmbd and cifs build for it" ||
 	exit 1
 
 # The kernel's security modules, but TOMOYO: with no policy loaded it

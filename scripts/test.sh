@@ -140,6 +140,8 @@ done
 
 point "the upstream siw builds as the interop peer (linux-source-6.1)" \
 	scripts/build-siw.sh
+point "ksmbd and cifs build with SMB Direct (linux-source-6.1)" \
+	scripts/build-smbdirect.sh
 
 phase "static checks"
 point "sparse reports nothing" scripts/sparse-check.sh

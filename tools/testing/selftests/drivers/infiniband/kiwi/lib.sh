@@ -679,6 +679,112 @@ kiwi_own_addr_dev_del() {
 	wait_for 20 ibdev_absent "$1"
 }
 
+# ---- files on a mounted network file system (storage_nfs.sh,
+# storage_smb.sh)
+
+# fs_qps DEV: how many QPs of device DEV exist (rdma resource lists
+# "link DEV/1").
+fs_qps() { rdma resource show qp | grep -c "link $1/"; }
+
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+# fs_small_files DIR N: N files of up to 20,000 random bytes in
+# $out/small, their sums in $out/small.sum, copied to DIR/small.
+fs_small_files() {
+	local i
+
+	rm -rf "$out/small"
+	mkdir -p "$out/small" "$1/small" || return 1
+	for i in $(seq "$2"); do
+		head -c $(((i * 7919) % 20000)) /dev/urandom >"$out/small/f$i"
+	done
+	(cd "$out/small" && sha256sum f* >"$out/small.sum") &&
+		cp "$out"/small/f* "$1/small/"
+}
+
+# fs_big_file DIR MB CGROUP: DIR/big, MB MiB of random bytes written
+# through a pipe by a process of memory cgroup CGROUP (so that a file
+# larger than its limit is written back while it is written), its sum
+# taken on the way into $out/big.sum.
+fs_big_file() {
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$3" \
+		sh -c "head -c $2M /dev/urandom | tee '$1/big' | sha256sum >'$out/big.sum'" &&
+		sed -i 's|-$|big|' "$out/big.sum"
+}
+
+# fs_dir_ops DIR: directory operations in DIR/tree, through the mount:
+# mkdir, 50 files, rename across directories, unlink, rmdir, a directory
+# renamed with its contents; 53 entries are left.
+fs_dir_ops() {
+	local d=$1/tree i
+
+	mkdir -p "$d/a/b/c" "$d/gone" &&
+	for i in $(seq 50); do echo "$i" >"$d/a/n$i"; done &&
+	mv "$d/a/n1" "$d/a/b/c/moved" &&
+	rm "$d/a/n4" && rmdir "$d/gone" &&
+	mv "$d/a/b" "$d/b" &&
+	[ "$(cat "$d/b/c/moved")" = 1 ]
+}
+
+# fs_unmount_all: at a test's end, the writer stopped and $mnt unmounted
+# whatever state the server is in.
+fs_unmount_all() {
+	touch "$out/stop"
+	wait
+	umount -f "$mnt" 2>/dev/null
+	umount -l "$mnt" 2>/dev/null
+}
+
+# fs_direct NAME DIR SRVDIR SEED: test points: $direct_chunks chunks of
+# 64 KiB written to DIR/direct with O_DIRECT, read back with O_DIRECT,
+# and read from the server's copy, SRVDIR/direct.
+fs_direct() {
+	: >"$2/direct"
+	check "$1: $direct_chunks chunks of 64 KiB written with O_DIRECT" \
+		blkpat write "$2/direct" --seed "$4" --chunks "$direct_chunks" --direct
+	check "$1: and read back with O_DIRECT, intact" \
+		blkpat verify "$2/direct" --seed "$4" --chunks "$direct_chunks" --direct
+	check "$1: the server's file holds the same bytes" \
+		blkpat verify "$3/direct" --seed "$4" --chunks "$direct_chunks"
+}
+
+# fs_fault SEED NAME FAULT FELT HEAL: FAULT while a writer (writer_running)
+# writes $mnt/wSEED, FELT true while it is on; HEAL. Then the test's
+# fault_healed NAME (its server listening again), the mount writing on by
+# itself (a hard mount resends), the test's fault_after NAME, and every
+# chunk the writer saw completed read back intact from the mount and from
+# the server's copy, $fs_srv_dir/wSEED; the last kernel messages that
+# match $fs_dmesg are shown. fault_before NAME runs as the writer runs.
+fs_fault() {
+	local seed=$1 name=$2 fault=$3 felt=$4 heal=$5 t
+
+	: >"$mnt/w$seed"
+	writer_running "$name" "$seed" "$mnt/w$seed" 0 100000
+	fault_before "$name"
+	t=$SECONDS
+	eval "$fault"
+	check "$name: '$fault' returns within 20 s ($((SECONDS - t)) s)" \
+		test $((SECONDS - t)) -le 20
+	check "$name: the fault is felt" wait_for 20 eval "$felt"
+	sleep 3
+	check "$name: healed ($heal)" eval "$heal"
+	fault_healed "$name"
+	t=$SECONDS
+	check "$name: the mount writes on by itself" writer_progress "$seed" 4 150
+	echo "# $name: writes went on $((SECONDS - t)) s after the heal"
+	fault_after "$name"
+	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") chunks)" \
+		writer_end "$seed" "$mnt/w$seed"
+	check "$name: the server's file holds them too" \
+		blkpat verify "$fs_srv_dir/w$seed" --seed "$seed" --log "$out/w$seed.log"
+	dmesg | grep -E "$fs_dmesg" | tail -3 | sed "s/^/# $name: dmesg: /"
+}
+
+# fs_small_ok DIR, fs_big_ok DIR: DIR's small files, DIR/big, hold the
+# bytes fs_small_files and fs_big_file wrote.
+fs_small_ok() { (cd "$1/small" && sha256sum --quiet -c "$out/small.sum"); }
+fs_big_ok() { (cd "$1" && sha256sum --quiet -c "$out/big.sum"); }
+
 # ---- for the storage tests (storage_*.sh), which set $pat_chunks and
 # $fio_mb.
 

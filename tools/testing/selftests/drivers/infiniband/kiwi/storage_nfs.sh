@@ -119,16 +119,8 @@ nfs_clients_gone() {
 # The mount's options as the kernel reports them.
 mount_opts() { awk -v m="$mnt" '$2 == m && $3 ~ /^nfs/ { print $4 }' /proc/mounts; }
 
-# kiwi QPs of device DEV (rdma resource show lists "link DEV/1").
-qps_on() { rdma resource show qp | grep -c "link $1/"; }
-
-drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-
 nfs_cleanup() {
-	touch "$out/stop"
-	wait
-	umount -f "$mnt" 2>/dev/null
-	umount -l "$mnt" 2>/dev/null
+	fs_unmount_all
 	nfs_server_stop
 	rmdir "$cg" 2>/dev/null
 	ip link del kva 2>/dev/null
@@ -139,40 +131,12 @@ trap 'nfs_cleanup; rm -rf "$out"' EXIT
 
 # ---- verified data on one mount
 
-# in_cgroup CMD...: run CMD with at most 32 MiB of memory, page cache
-# included; a file larger than that is written back while it is written.
-in_cgroup() {
-	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"
-}
-
-small_files() {
-	local i
-
-	mkdir -p "$out/small" "$mnt/small" || return 1
-	for i in $(seq "$small_n"); do
-		head -c $(((i * 7919) % 20000)) /dev/urandom >"$out/small/f$i"
-	done
-	(cd "$out/small" && sha256sum f* >"$out/small.sum") &&
-		cp "$out"/small/f* "$mnt/small/"
-}
-
-# big_file: written through a pipe, its checksum taken on the way.
-big_file() {
-	in_cgroup sh -c "head -c ${big_mb}M /dev/urandom | tee '$mnt/big' |
-		sha256sum >'$out/big.sum'" &&
-		sed -i 's|-$|big|' "$out/big.sum"
-}
-
 dir_ops() {
 	local d=$mnt/tree
 
-	mkdir -p "$d/a/b/c" "$d/gone" &&
-	for i in $(seq 50); do echo "$i" >"$d/a/n$i"; done &&
-	mv "$d/a/n1" "$d/a/b/c/moved" &&
+	fs_dir_ops "$mnt" &&
 	ln "$d/a/n2" "$d/a/hard" &&
-	ln -s ../a/n3 "$d/a/b/sym" &&
-	rm "$d/a/n4" && rmdir "$d/gone" &&
-	mv "$d/a/b" "$d/b" &&
+	ln -s ../a/n3 "$d/b/sym" &&
 	[ "$(cat "$d/b/sym")" = 3 ] &&
 	[ "$(stat -c %h "$d/a/n2")" = 2 ]
 }
@@ -190,30 +154,24 @@ verified_mount() {
 		eval "mount_opts | grep -q 'vers=$vers.*proto=rdma'"
 	echo "# $name: $(mount_opts)"
 	if [ "$where" = here ]; then
-		nq=$(qps_on kiwi0)
+		nq=$(fs_qps kiwi0)
 		check "$name: kiwi0 carries client and server QPs ($nq)" test "$nq" -ge 2
 	else
 		check "$name: the client's QP is on kiwi1, the server's on kiwi0" \
-			eval '[ $(qps_on kiwi1) -ge 1 ] && [ $(qps_on kiwi0) -ge 1 ]'
+			eval '[ $(fs_qps kiwi1) -ge 1 ] && [ $(fs_qps kiwi0) -ge 1 ]'
 	fi
 	rm -rf "${mnt:?}"/* "$out/small"
-	check "$name: $small_n small files written" small_files
-	check "$name: a ${big_mb} MiB file written by a writer with 32 MiB of memory" big_file
+	check "$name: $small_n small files written" fs_small_files "$mnt" "$small_n"
+	check "$name: a ${big_mb} MiB file written by a writer with 32 MiB of memory" \
+		fs_big_file "$mnt" "$big_mb" "$cg"
 	drop_caches
 	check "$name: small files read back intact" \
-		eval "(cd '$mnt/small' && sha256sum --quiet -c '$out/small.sum')"
+		fs_small_ok "$mnt"
 	check "$name: the big file reads back intact" \
-		eval "(cd '$mnt' && sha256sum --quiet -c '$out/big.sum')"
+		fs_big_ok "$mnt"
 	check "$name: the server's export holds the same bytes" \
-		eval "(cd '$exp/small' && sha256sum --quiet -c '$out/small.sum') &&
-		      (cd '$exp' && sha256sum --quiet -c '$out/big.sum')"
-	: >"$mnt/direct"
-	check "$name: $direct_chunks chunks of 64 KiB written with O_DIRECT" \
-		blkpat write "$mnt/direct" --seed "${vers//./}" --chunks $direct_chunks --direct
-	check "$name: and read back with O_DIRECT, intact" \
-		blkpat verify "$mnt/direct" --seed "${vers//./}" --chunks $direct_chunks --direct
-	check "$name: the server's file holds the same bytes" \
-		blkpat verify "$exp/direct" --seed "${vers//./}" --chunks $direct_chunks
+		eval 'fs_small_ok "$exp" && fs_big_ok "$exp"'
+	fs_direct "$name" "$mnt" "$exp" "${vers//./}"
 	check "$name: mkdir, rename, link, symlink, unlink, rmdir" dir_ops
 	drop_caches
 	check "$name: the client sees the tree the server has" \
@@ -221,7 +179,7 @@ verified_mount() {
 		      [ $(tree_of "$mnt" | wc -l) -eq 55 ]'
 	check "$name: umount" nfs_umount
 	check "$name: the client's QPs are gone" \
-		wait_for 20 eval '[ $(qps_on kiwi1) -eq 0 ] && [ $(qps_on kiwi0) -eq 0 ]'
+		wait_for 20 eval '[ $(fs_qps kiwi1) -eq 0 ] && [ $(fs_qps kiwi0) -eq 0 ]'
 }
 
 # ---- the devices, the server
@@ -253,43 +211,26 @@ storage_zcopy_check kiwi0 kiwi1
 
 if [ "${KIWI_STORAGE_FAULTS:-1}" = 1 ]; then
 
-
 # The server's QPs on kiwi0, by number.
 server_qps() {
 	rdma resource show qp | awk '$2 == "kiwi0/1" { print $4 }' | sort -n | paste -sd ' '
 }
 
-# fault SEED NAME FAULT FELT HEAL [same]: FAULT while the writer runs, FELT
-# true while it is on; HEAL; the same mount writes on (with "same": over
-# the same connection), and every logged chunk reads back intact from the
-# client and from the server's export.
+# fault SEED NAME FAULT FELT HEAL [same]: lib.sh's fs_fault; with "same",
+# the mount writes on over the same connection.
 fault() {
-	local seed=$1 name=$2 fault=$3 felt=$4 heal=$5 same=${6:-} t qps
-
-	# The writer (lib.sh) on a new file of the mount.
-	: >"$mnt/w$seed"
-	writer_running "$name" "$seed" "$mnt/w$seed" 0 100000
-	qps=$(server_qps)
-	t=$SECONDS
-	eval "$fault"
-	check "$name: '$fault' returns within 20 s ($((SECONDS - t)) s)" \
-		test $((SECONDS - t)) -le 20
-	check "$name: the fault is felt" wait_for 20 eval "$felt"
-	sleep 3
-	check "$name: healed ($heal)" eval "$heal"
-	check "$name: nfsd's RDMA listener is on kiwi0 again" wait_for 20 nfs_listening
-	t=$SECONDS
-	check "$name: the mount writes on by itself" writer_progress "$seed" 4 150
-	echo "# $name: writes went on $((SECONDS - t)) s after the heal"
-	[ -z "$same" ] ||
-		check "$name: over the same connection (server QP $qps)" \
-			test "$(server_qps)" = "$qps"
-	check "$name: every chunk the writer saw completed reads back intact ($(logged "$seed") chunks)" \
-		writer_end "$seed" "$mnt/w$seed"
-	check "$name: the server's file holds them too" \
-		blkpat verify "$exp/w$seed" --seed "$seed" --log "$out/w$seed.log"
-	dmesg | grep -E "rpcrdma|svcrdma|nfs: server" | tail -3 |
-		sed "s/^/# $name: dmesg: /"
+	fault_same=${6:-}
+	fs_fault "$@"
+}
+fs_srv_dir=$exp fs_dmesg="rpcrdma|svcrdma|nfs: server"
+fault_before() { fault_qps=$(server_qps); }
+fault_healed() {
+	check "$1: nfsd's RDMA listener is on kiwi0 again" wait_for 20 nfs_listening
+}
+fault_after() {
+	[ -z "$fault_same" ] ||
+		check "$1: over the same connection (server QP $fault_qps)" \
+			test "$(server_qps)" = "$fault_qps"
 }
 
 nfs_mount kiwiB 4.2 || not_ok "NFSv4.2 from kiwiB for the faults: mount"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the kernel's SMB3 server (ksmbd) and client (cifs) with SMB Direct,
+# out of tree, from the linux-source tarball of the kernel they are for:
+# Debian 12's kernel is configured without CONFIG_SMB_SERVER_SMBDIRECT and
+# CONFIG_CIFS_SMB_DIRECT, so its own modules cannot run SMB3 over RDMA.
+# The source is unpacked at build time, never kept in this tree.
+#
+#   scripts/build-smbdirect.sh            (KDIR=... for another kernel)
+#
+# The kernel is the one the module is built for (make print-kdir);
+# build/smbdirect/ksmbd.ko and cifs.ko are the results.
+# They replace the distribution's modules of the same name (storage_smb.sh
+# loads them with insmod after modprobe has loaded what they depend on).
+#
+# Two changes are made to ksmbd, each checked to have applied:
+# - opinfo_put() takes NULL: smb2_open() passes it the result of
+#   opinfo_get(), NULL for a file opened without an oplock, and 6.1.192
+#   dereferences it on a client's first open (over TCP as well).
+# - A share configuration response with payload_sz 0 is sized from the
+#   message: ksmbd-tools before 3.5.2 (Debian 12 has 3.4.7) leave that
+#   field, which later kernels added and check, zero; the kernel then
+#   refuses every share (BAD_NETWORK_NAME). The size taken is the one the
+#   message really has, so the later bounds checks still hold.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+kdir=$(make -s -C "$root" --no-print-directory print-kdir)
+out=$root/build/smbdirect
+tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)
+[ -n "$tarball" ] || { echo "build-smbdirect: no linux-source tarball; run scripts/setup.sh" >&2; exit 1; }
+
+# Built already, for this kernel, by this version of the script?
+key=$(cat "$0" "$kdir/Module.symvers" | sha256sum | cut -c1-16)
+[ -f "$out/ksmbd.ko" ] && [ -f "$out/cifs.ko" ] && [ "$(cat "$out/key" 2>/dev/null)" = "$key" ] &&
+	exit 0
+
+top=$(basename "$tarball" .tar.xz)
+src=$out/src
+rm -rf "$out"
+mkdir -p "$src"
+# fs/internal.h: ksmbd looks paths up with vfs_path_lookup(). The ASN.1
+# compiler, which the kernel's headers package lacks, turns both modules'
+# SPNEGO grammars into C.
+tar -C "$src" --strip-components=1 -xf "$tarball" "$top/fs/smb" "$top/fs/internal.h" \
+	"$top/scripts/asn1_compiler.c" "$top/include/linux/asn1_ber_bytecode.h" \
+	"$top/include/linux/asn1.h"
+gcc -O2 -I"$src/include" -o "$src/asn1_compiler" "$src/scripts/asn1_compiler.c"
+for g in "$src"/fs/smb/*/*.asn1; do
+	"$src/asn1_compiler" "$g" "$g.c" "$g.h"
+done
+
+srv=$src/fs/smb/server
+sed -i 's/^\tif (!atomic_dec_and_test(&opinfo->refcount))$/\tif (!opinfo || !atomic_dec_and_test(\&opinfo->refcount))/' \
+	"$srv/oplock.c"
+grep -qF 'if (!opinfo || !atomic_dec_and_test(&opinfo->refcount))' "$srv/oplock.c" ||
+	{ echo "build-smbdirect: opinfo_put() in oplock.c not as expected" >&2; exit 1; }
+perl -0pi -e 's/(\n(\t\t)if \(resp->veto_list_sz > resp->payload_sz\)\n)/\n$2if (!resp->payload_sz)\n$2\tresp->payload_sz = entry->msg_sz -\n$2\t\tsizeof(struct ksmbd_share_config_response);\n$1/' \
+	"$srv/transport_ipc.c"
+[ "$(grep -c 'resp->payload_sz = entry->msg_sz -' "$srv/transport_ipc.c")" = 1 ] ||
+	{ echo "build-smbdirect: ipc_validate_msg() in transport_ipc.c not as expected" >&2; exit 1; }
+
+# The C code tests the options with #ifdef; the Makefiles read them too.
+build() { # DIR MODULE MAKE-ARGS...
+	local dir=$1 mod=$2
+	shift 2
+	make -s -C "$kdir" M="$dir" "$@" modules >"$out/$mod.log" 2>&1 ||
+		{ cat "$out/$mod.log" >&2; exit 1; }
+	cp "$dir/$mod.ko" "$out/"
+}
+build "$srv" ksmbd CONFIG_SMB_SERVER=m CONFIG_SMB_SERVER_SMBDIRECT=y \
+	KCFLAGS=-DCONFIG_SMB_SERVER_SMBDIRECT=1
+build "$src/fs/smb/client" cifs CONFIG_CIFS=m CONFIG_CIFS_SMB_DIRECT=y \
+	KCFLAGS=-DCONFIG_CIFS_SMB_DIRECT=1
+echo "$key" >"$out/key"
