@@ -79,6 +79,7 @@ check:
 # The benchmark (tools/bench): builds what it runs, boots the VM, reports.
 bench: module provider
 	scripts/build-siw.sh
+	scripts/build-smbdirect.sh
 	$(MAKE) -C tools/bench
 	tools/bench/bench.sh
 

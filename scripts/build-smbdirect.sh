@@ -14,24 +14,36 @@
 # They replace the distribution's modules of the same name (storage_smb.sh
 # loads them with insmod after modprobe has loaded what they depend on).
 #
-# Two changes are made to ksmbd, each checked to have applied:
+# KIWI_LINUX_SOURCE names the source tarball (default: the newest
+# /usr/src/linux-source-*.tar.xz); scripts/test-debian13.sh gives Debian
+# 13's.
+#
+# Three fixes go in where the source lacks them (6.12.117 has all three),
+# each checked to have applied:
+# - cifs sends a compound request's padding (up to 7 zero bytes) from
+#   smb2_padding, an array in the module's own data, which 6.1.192's SMB
+#   Direct turns into a DMA address by virt_to_page(): wrong outside the
+#   kernel's direct map, so an RNIC would send bytes of some other page
+#   and a software device may find no memory there (kiwi: "transmit
+#   failed (-14)" and a new connection, seen on the debug kernel at every
+#   rename). The padding is sent from the zero page instead.
 # - opinfo_put() takes NULL: smb2_open() passes it the result of
 #   opinfo_get(), NULL for a file opened without an oplock, and 6.1.192
 #   dereferences it on a client's first open (over TCP as well).
 # - A share configuration response with payload_sz 0 is sized from the
 #   message: ksmbd-tools before 3.5.2 (Debian 12 has 3.4.7) leave that
-#   field, which later kernels added and check, zero; the kernel then
+#   field, which later kernels added and check, zero; 6.1.192 then
 #   refuses every share (BAD_NETWORK_NAME). The size taken is the one the
 #   message really has, so the later bounds checks still hold.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kdir=$(make -s -C "$root" --no-print-directory print-kdir)
 out=$root/build/smbdirect
-tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)
+tarball=${KIWI_LINUX_SOURCE:-$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)}
 [ -n "$tarball" ] || { echo "build-smbdirect: no linux-source tarball; run scripts/setup.sh" >&2; exit 1; }
 
 # Built already, for this kernel, by this version of the script?
-key=$(cat "$0" "$kdir/Module.symvers" | sha256sum | cut -c1-16)
+key=$({ cat "$0" "$kdir/Module.symvers"; echo "$tarball"; } | sha256sum | cut -c1-16)
 [ -f "$out/ksmbd.ko" ] && [ -f "$out/cifs.ko" ] && [ "$(cat "$out/key" 2>/dev/null)" = "$key" ] &&
 	exit 0
 
@@ -51,14 +63,28 @@ for g in "$src"/fs/smb/*/*.asn1; do
 done
 
 srv=$src/fs/smb/server
-sed -i 's/^\tif (!atomic_dec_and_test(&opinfo->refcount))$/\tif (!opinfo || !atomic_dec_and_test(\&opinfo->refcount))/' \
-	"$srv/oplock.c"
-grep -qF 'if (!opinfo || !atomic_dec_and_test(&opinfo->refcount))' "$srv/oplock.c" ||
-	{ echo "build-smbdirect: opinfo_put() in oplock.c not as expected" >&2; exit 1; }
-perl -0pi -e 's/(\n(\t\t)if \(resp->veto_list_sz > resp->payload_sz\)\n)/\n$2if (!resp->payload_sz)\n$2\tresp->payload_sz = entry->msg_sz -\n$2\t\tsizeof(struct ksmbd_share_config_response);\n$1/' \
-	"$srv/transport_ipc.c"
-[ "$(grep -c 'resp->payload_sz = entry->msg_sz -' "$srv/transport_ipc.c")" = 1 ] ||
-	{ echo "build-smbdirect: ipc_validate_msg() in transport_ipc.c not as expected" >&2; exit 1; }
+if ! perl -0ne 'exit(/\nvoid opinfo_put\(struct oplock_info \*opinfo\)\n\{\n\tif \(!opinfo\)\n/ ? 0 : 1)' \
+	"$srv/oplock.c"; then
+	sed -i 's/^\tif (!atomic_dec_and_test(&opinfo->refcount))$/\tif (!opinfo || !atomic_dec_and_test(\&opinfo->refcount))/' \
+		"$srv/oplock.c"
+	grep -qF 'if (!opinfo || !atomic_dec_and_test(&opinfo->refcount))' "$srv/oplock.c" ||
+		{ echo "build-smbdirect: opinfo_put() in oplock.c not as expected" >&2; exit 1; }
+fi
+if ! grep -q 'resp->payload_sz = entry->msg_sz -' "$srv/transport_ipc.c"; then
+	perl -0pi -e 's/(\n(\t\t)if \(resp->veto_list_sz > resp->payload_sz\)\n)/\n$2if (!resp->payload_sz)\n$2\tresp->payload_sz = entry->msg_sz -\n$2\t\tsizeof(struct ksmbd_share_config_response);\n$1/' \
+		"$srv/transport_ipc.c"
+	[ "$(grep -c 'resp->payload_sz = entry->msg_sz -' "$srv/transport_ipc.c")" = 1 ] ||
+		{ echo "build-smbdirect: ipc_validate_msg() in transport_ipc.c not as expected" >&2; exit 1; }
+fi
+
+cli=$src/fs/smb/client
+if grep -qF 'sg_set_buf(&sgl[i], iov[i].iov_base, iov[i].iov_len);' "$cli/smbdirect.c"; then
+	perl -0pi -e 's/\n(\t\t)(sg_set_buf\(&sgl\[i\], iov\[i\]\.iov_base, iov\[i\]\.iov_len\);)\n/\n$1if (iov[i].iov_base == smb2_padding)\n$1\tsg_set_page(&sgl[i], ZERO_PAGE(0), iov[i].iov_len, 0);\n$1else\n$1\t$2\n/' \
+		"$cli/smbdirect.c"
+	[ "$(grep -cF 'sg_set_page(&sgl[i], ZERO_PAGE(0), iov[i].iov_len, 0);' "$cli/smbdirect.c")" = 1 ] &&
+		grep -q '^#include "smb2proto.h"' "$cli/smbdirect.c" ||
+		{ echo "build-smbdirect: smbd_post_send_data() in smbdirect.c not as expected" >&2; exit 1; }
+fi
 
 # The C code tests the options with #ifdef; the Makefiles read them too.
 build() { # DIR MODULE MAKE-ARGS...

@@ -11,6 +11,9 @@
 #   ROOT/usr/src/linux-headers-KVER    the build tree (KDIR)
 #   ROOT/boot/vmlinuz-KVER             the image scripts/vm-run.sh boots
 #   ROOT/lib/modules/KVER              its modules (virtme-ng serves them)
+#   ROOT/usr/src/linux-source-X.Y.tar.xz  its source (linux-source-X.Y), from
+#                                      which scripts/build-smbdirect.sh
+#                                      builds ksmbd and cifs
 #
 # The release is linux-image-amd64's in the trixie index (KIWI_D13_KVER
 # pins another). Fetched once; a second call only prints ROOT.
@@ -19,7 +22,7 @@ set -euo pipefail
 dest=${KIWI_D13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/kiwi/debian13}
 die() { echo "debian13-kernel: $*" >&2; exit 1; }
 
-if [ -f "$dest/kver" ] &&
+if [ -f "$dest/kver" ] && ls "$dest"/usr/src/linux-source-*.tar.xz >/dev/null 2>&1 &&
    { [ -z "${KIWI_D13_KVER:-}" ] || [ "$(cat "$dest/kver")" = "$KIWI_D13_KVER" ]; }; then
 	echo "$dest"
 	exit 0
@@ -36,7 +39,8 @@ if [ -z "$kver" ]; then
 	[ -n "$kver" ] || die "linux-image-amd64 not found in the trixie index"
 fi
 kbuild=linux-kbuild-${kver%-amd64}
-pkgs=("linux-image-$kver" "linux-headers-$kver" "linux-headers-${kver%-amd64}-common" "$kbuild")
+src=$(echo "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/linux-source-\1/')
+pkgs=("linux-image-$kver" "linux-headers-$kver" "linux-headers-${kver%-amd64}-common" "$kbuild" "$src")
 # Debian 13's C library and what its kbuild tools link, for those tools;
 # its pahole, which writes the module's BTF (Debian 12's is too old for the
 # options this kernel's configuration asks of it), and its libraries.

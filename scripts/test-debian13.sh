@@ -20,7 +20,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/lib-vm.sh"
 out=$root/build/d13
 tree=$out/tree
-DEFAULT_TESTS="device_lifecycle.sh verbs_tools.sh datapath.sh ktest.sh tracepoints.sh restrack.sh storage_nvme.sh"
+DEFAULT_TESTS="device_lifecycle.sh verbs_tools.sh datapath.sh ktest.sh tracepoints.sh restrack.sh storage_nvme.sh
+	storage_smb.sh"
 tests=$(echo ${KIWI_D13_TESTS:-$DEFAULT_TESTS})
 
 mkdir -p "$out"
@@ -36,6 +37,12 @@ echo "ok - Debian 13: its kernel, headers and kbuild unpack ($kver)"
 build_for_kernel "$tree" "$kdir" KMODS="$kroot/lib/modules/$kver" KVER="$kver" \
 	>"$out/build.log" 2>&1
 build_verdict $? "$out/build.log" "Debian 13: kiwi and the test modules build for $kver at W=1" ||
+	exit 1
+# ksmbd and cifs with SMB Direct, from Debian 13's own source (its kernel
+# has SMB Direct off too).
+KDIR="$kdir" KIWI_LINUX_SOURCE=$(ls "$kroot"/usr/src/linux-source-*.tar.xz | tail -n1) \
+	"$tree/scripts/build-smbdirect.sh" >"$out/smbdirect.log" 2>&1
+build_verdict $? "$out/smbdirect.log" "Debian 13: ksmbd and cifs build with SMB Direct for $kver" ||
 	exit 1
 
 echo "# Debian 13 tests: $tests"

@@ -44,7 +44,7 @@ SCALE_MIN_ONE = 0.9
 
 def is_storage(test):
     """A row of tools/bench/storage.sh: a ULP over kiwi against it over TCP."""
-    return test.startswith(("nvme_", "nfs_"))
+    return test.startswith(("nvme_", "nfs_", "smb_"))
 
 
 def is_program(test):
@@ -496,10 +496,10 @@ def why_stream(missed, summary):
     return out
 
 
-# The RDMA cell whose bytes a storage cell moves: NVMe reads and NFS reads
+# The RDMA cell whose bytes a storage cell moves: NVMe, NFS and SMB reads
 # come back as RDMA Writes from the target, writes are RDMA Reads by it.
-STORAGE_CARRIER = {"nvme_read": "write_bw", "nfs_read": "write_bw",
-                   "nvme_write": "read_bw", "nfs_write": "read_bw"}
+STORAGE_CARRIER = {"nvme_read": "write_bw", "nfs_read": "write_bw", "smb_read": "write_bw",
+                   "nvme_write": "read_bw", "nfs_write": "read_bw", "smb_write": "read_bw"}
 
 
 def why_storage(test, summary):

@@ -3,7 +3,8 @@
 #
 # Inside the VM, after tools/bench/run.sh: the storage rows of the bench.
 # NVMe-oF over kiwi (nvme-rdma/nvmet-rdma) against NVMe/TCP
-# (nvme-tcp/nvmet-tcp), and NFSv4.2 over kiwi against NFSv4.2 over TCP,
+# (nvme-tcp/nvmet-tcp), NFSv4.2 over kiwi against NFSv4.2 over TCP and
+# SMB Direct over kiwi against SMB3 over TCP,
 # on the same path: one veth end kva with 192.0.2.1 in the initial
 # namespace, each initiator connecting to that address (nvme-rdma and
 # nvmet-rdma live in the initial namespace only). Rows are appended to
@@ -25,8 +26,11 @@
 #   nvme_write  131072 qd16    128 KiB sequential writes, MiB/s
 #   nfs_write  1048576 seq     a large file written with dd, fsync'ed, MiB/s
 #   nfs_read   1048576 seq     read back after dropping caches, MiB/s
+#   smb_write  1048576 seq     the same over SMB 3.1.1: SMB Direct (ksmbd
+#   smb_read   1048576 seq     and cifs of scripts/build-smbdirect.sh)
+#                              against SMB3 over TCP; kiwi and TCP only
 # The NVMe namespace is a null_blk device (no data kept: the bench
-# measures the transport); NFS exports a tmpfs.
+# measures the transport); NFS and SMB share a tmpfs.
 #
 # Environment: BENCH_RUNS and BENCH_QUICK as for run.sh (the rounds
 # interleave kiwi and TCP), BENCH_STORAGE_MB (MiB moved per cell, default
@@ -41,6 +45,7 @@ cfg=/sys/kernel/config/nvmet
 nqn=nqn.2026-11.org.kiwi:bench
 exp=/run/kiwi-bench-export
 mnt=/run/kiwi-bench-mnt
+smbd_dir=/run/kiwi-bench-smbd
 
 row() { # TRANSPORT TEST SIZE MODE RUN VALUE UNIT
 	local status=ok
@@ -91,10 +96,18 @@ st_target_setup() {
 	exportfs -o rw,no_root_squash,insecure,fsid=0 "$a/24:$exp" &&
 	rpc.mountd -N 3 >/dev/null 2>&1 &&
 	rpc.nfsd -N 3 -V 4.2 --rdma=20049 4 >/dev/null 2>&1 &&
-	grep -q "rdma 20049" /proc/fs/nfsd/portlist
+	grep -q "rdma 20049" /proc/fs/nfsd/portlist || return 1
+	# SMB: ksmbd on TCP 445 and SMB Direct 5445, sharing a folder of it.
+	rm -rf $smbd_dir && mkdir -p $exp/smb $smbd_dir &&
+	smbd_load ksmbd &&
+	smbd_setup $smbd_dir $exp/smb &&
+	smbd_start $smbd_dir &&
+	wait_for 20 eval "rdma resource show cm_id | grep LISTEN | grep -q ':5445'"
 }
 
 st_target_teardown() {
+	smbd_stop
+	smbd_unload
 	rpc.nfsd 0 >/dev/null 2>&1
 	pkill -x rpc.mountd
 	exportfs -ua
@@ -169,6 +182,8 @@ tgt() {
 setup() {
 	modprobe -a kiwi nvme-rdma nvme-tcp rpcrdma || return 1
 	tgt st_target_setup "$addr" "$tdev" || return 1
+	# The client: in this VM on one host, after the server's ksmbd.
+	smbd_load cifs || return 1
 	if [ -n "${BENCH_PAIR:-}" ]; then
 		rdma link add kiwi0 type kiwi netdev "$idev" || return 1
 	fi
@@ -182,6 +197,7 @@ teardown() {
 	rdma link del "$rdev" 2>/dev/null
 	wait_for 20 ibdev_absent "$rdev"
 	grep -q "^siw " /proc/modules && rmmod siw
+	smbd_unload
 	modprobe -r nvme-rdma nvme-tcp 2>/dev/null
 }
 
@@ -274,27 +290,46 @@ dd_mibs() {
 		awk '$2 > 0 { printf "%.1f\n", $1 / $2 / 1048576 }'
 }
 
-nfs_cells() {
-	local tr=$1 run=$2 opts log
+# fs_cells TRANSPORT RUN NAME MOUNT...: rows NAME_write, a file of $mb MiB
+# written with dd and fsync'ed, and NAME_read, the file read back after
+# dropping the caches, on $mnt as the command MOUNT... mounts it.
+fs_cells() {
+	local tr=$1 run=$2 name=$3 log=$logs/$1-$3-$2
 
-	opts=vers=4.2,proto=tcp
-	[ "$tr" = tcp ] || opts=vers=4.2,proto=rdma,port=20049
-	log=$logs/$tr-nfs-$run
-	if timeout 60 mount -t nfs -o "$opts" "$addr:/" $mnt; then
+	shift 3
+	if "$@"; then
 		timeout 300 dd if=/dev/zero of=$mnt/big bs=1M count=$mb conv=fsync \
 			>"$log.write" 2>&1
-		row "$tr" nfs_write 1048576 seq "$run" "$(dd_mibs "$log.write")" MiB/s
+		row "$tr" "${name}_write" 1048576 seq "$run" "$(dd_mibs "$log.write")" MiB/s
 		umount $mnt
 		echo 3 >/proc/sys/vm/drop_caches
-		timeout 60 mount -t nfs -o "$opts" "$addr:/" $mnt
+		"$@"
 		timeout 300 dd if=$mnt/big of=/dev/null bs=1M >"$log.read" 2>&1
-		row "$tr" nfs_read 1048576 seq "$run" "$(dd_mibs "$log.read")" MiB/s
+		row "$tr" "${name}_read" 1048576 seq "$run" "$(dd_mibs "$log.read")" MiB/s
 		rm -f $mnt/big
 		umount $mnt
 	else
-		row "$tr" nfs_write 1048576 seq "$run" "" MiB/s
-		row "$tr" nfs_read 1048576 seq "$run" "" MiB/s
+		row "$tr" "${name}_write" 1048576 seq "$run" "" MiB/s
+		row "$tr" "${name}_read" 1048576 seq "$run" "" MiB/s
 	fi
+}
+
+nfs_mount() { timeout 60 mount -t nfs -o "$1" "$addr:/" $mnt; }
+
+# NFSv4.2 over RDMA or (tcp) over TCP.
+nfs_cells() {
+	local opts=vers=4.2,proto=tcp
+
+	[ "$1" = tcp ] || opts=vers=4.2,proto=rdma,port=20049
+	fs_cells "$1" "$2" nfs nfs_mount "$opts"
+}
+
+# SMB 3.1.1 on SMB Direct or (tcp) on TCP.
+smb_cells() {
+	local opts=vers=3.1.1
+
+	[ "$1" = tcp ] || opts+=,rdma
+	fs_cells "$1" "$2" smb smbd_mount $addr $mnt "$opts"
 }
 
 if ! setup >"$logs/setup-storage" 2>&1; then
@@ -316,6 +351,7 @@ for run in $(seq "$runs"); do
 		fi
 		nvme_cells "$tr" "$run"
 		nfs_cells "$tr" "$run"
+		[ "$tr" = siw ] || smb_cells "$tr" "$run"
 	done
 done
 teardown >"$logs/teardown-storage" 2>&1

@@ -26,6 +26,7 @@ report=(/usr/bin/python3 "$root/tools/bench/report.py")
 #   read_bw 1M event on rxe: skipped, not missing
 #   nvme_randread (storage): kiwi 1200 IOPS = 1.2x NVMe/TCP: met, 2x siw
 #   nfs_write (storage): kiwi 80 MiB/s = 0.8x NFS over TCP: missed; no siw
+#   smb_read (storage): kiwi 150 MiB/s = 1.5x SMB3 over TCP: met; no siw
 #   mpi_lat 8 (programs): kiwi 60 us against Open MPI over TCP's 40: 1.5x
 cat >"$dir/raw.csv" <<'EOF'
 transport,test,size,mode,iters,run,value,unit,status
@@ -103,6 +104,8 @@ kiwi,nfs_write,1048576,seq,256,3,80,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,1,100,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,2,100,MiB/s,ok
 tcp,nfs_write,1048576,seq,256,3,100,MiB/s,ok
+kiwi,smb_read,1048576,seq,256,1,150,MiB/s,ok
+tcp,smb_read,1048576,seq,256,1,100,MiB/s,ok
 kiwi,mpi_lat,8,pingpong,1,1,50,us,ok
 kiwi,mpi_lat,8,pingpong,1,2,60,us,ok
 kiwi,mpi_lat,8,pingpong,1,3,70,us,ok
@@ -178,8 +181,10 @@ check "storage: kiwi at 1.2x NVMe/TCP's IOPS meets its target; 2x siw's" \
 	row "nvme_randread 4096 qd32 IOPS | 1200.00 600.00 1000.00 | 2.00 1.20 | met"
 check "storage: NFS over kiwi at 0.8x NFS over TCP misses it" \
 	row "nfs_write 1048576 seq MiB/s | 80.00 - 100.00 | - 0.80 | MISSED"
+check "storage: SMB Direct over kiwi at 1.5x SMB3 over TCP meets it" \
+	row "smb_read 1048576 seq MiB/s | 150.00 - 100.00 | - 1.50 | met"
 check "storage: the summary counts the storage cells" \
-	row "kiwi meets its storage target in 1 of 2 cells with data"
+	row "kiwi meets its storage target in 2 of 3 cells with data"
 check "programs: Open MPI's latency over kiwi beside TCP's, and their ratio" \
 	row "mpi_lat 8 pingpong us | 60.00 40.00 | 1.50"
 check "programs' rows stay out of the RDMA table" \

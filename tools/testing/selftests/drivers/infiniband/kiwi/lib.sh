@@ -785,6 +785,64 @@ fs_fault() {
 fs_small_ok() { (cd "$1/small" && sha256sum --quiet -c "$out/small.sum"); }
 fs_big_ok() { (cd "$1" && sha256sum --quiet -c "$out/big.sum"); }
 
+# ---- SMB Direct (storage_smb.sh, tools/bench/storage.sh): ksmbd and cifs
+# as scripts/build-smbdirect.sh built them, with SMB Direct.
+
+# smbd_load MODULE...: each of ksmbd and cifs in place of the
+# distribution's, after what it depends on.
+smbd_load() {
+	local m ko deps
+
+	for m in "$@"; do
+		ko=$KIWI_ROOT/build/smbdirect/$m.ko
+		[ ! -e "/sys/module/$m" ] || rmmod "$m" || return 1
+		deps=$(modinfo -F depends "$ko" | tr , ' ') &&
+			modprobe -a $deps && insmod "$ko" || return 1
+	done
+}
+
+smbd_unload() {
+	local m
+
+	for m in cifs ksmbd; do
+		[ ! -e "/sys/module/$m" ] || rmmod "$m" || return 1
+	done
+}
+
+# smbd_setup DIR PATH: a configuration in DIR for ksmbd serving PATH as
+# share "kiwi" to user root (password kiwi-test), and that user.
+smbd_setup() {
+	cat >"$1/ksmbd.conf" <<-EOF &&
+	[global]
+		netbios name = KIWI
+		map to guest = never
+	[kiwi]
+		path = $2
+		writeable = yes
+		force user = root
+		force group = root
+	EOF
+	ksmbd.adduser -a root -p kiwi-test -c "$1/ksmbd.conf" -i "$1/ksmbdpwd.db" \
+		>"$1/adduser" 2>&1
+}
+
+# smbd_start DIR: ksmbd.mountd with smbd_setup's configuration in DIR.
+# ksmbd listens on SMB Direct's iWARP port, 5445, when an iWARP device
+# exists as it starts; make the device first.
+smbd_start() {
+	ksmbd.mountd -c "$1/ksmbd.conf" -u "$1/ksmbdpwd.db" >"$1/mountd" 2>&1
+}
+
+smbd_stop() {
+	ksmbd.control -s >/dev/null 2>&1
+	wait_for 20 eval '! pgrep -x ksmbd.mountd >/dev/null'
+}
+
+# smbd_mount ADDR MNT OPTIONS: share "kiwi" of ADDR on MNT, within 60 s.
+smbd_mount() {
+	timeout 60 mount -t cifs "//$1/kiwi" "$2" -o "username=root,password=kiwi-test,$3"
+}
+
 # ---- for the storage tests (storage_*.sh), which set $pat_chunks and
 # $fio_mb.
 

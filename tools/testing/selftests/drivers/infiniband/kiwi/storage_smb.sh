@@ -35,59 +35,19 @@ srv=192.0.2.1
 share=$out/share
 mnt=$out/mnt
 cg=/sys/fs/cgroup/kiwi-smb
-smbdir=$KIWI_ROOT/build/smbdirect
 if [ -n "${KIWI_STORAGE_LONG:-}" ]; then
 	big_mb=768 small_n=400 direct_chunks=256 fio_mb=256
 else
 	big_mb=96 small_n=60 direct_chunks=32 fio_mb=16
 fi
 
-# The modules with SMB Direct in place of the distribution's: modprobe
-# loads what they depend on, insmod the builds.
-smb_modules() {
-	local deps
-
-	smb_modules_out || return 1
-	deps=$(modinfo -F depends "$smbdir/ksmbd.ko" "$smbdir/cifs.ko" | tr , ' ') &&
-		modprobe -a $deps &&
-		insmod "$smbdir/ksmbd.ko" &&
-		insmod "$smbdir/cifs.ko"
-}
-
-smb_modules_out() {
-	local m
-
-	for m in cifs ksmbd; do
-		[ ! -e /sys/module/$m ] || rmmod $m || return 1
-	done
-}
-
 smb_conf() {
 	mkdir -p "$share" "$mnt" &&
 	mount -t tmpfs -o size=$((big_mb * 2 + 128))m tmpfs "$share" &&
-	cat >"$out/ksmbd.conf" <<-EOF &&
-	[global]
-		netbios name = KIWI
-		map to guest = never
-	[kiwi]
-		path = $share
-		writeable = yes
-		force user = root
-		force group = root
-	EOF
-	ksmbd.adduser -a root -p kiwi-test -c "$out/ksmbd.conf" \
-		-i "$out/ksmbdpwd.db" >"$out/adduser" 2>&1
+	smbd_setup "$out" "$share"
 }
 
-ksmbd_start() {
-	ksmbd.mountd -c "$out/ksmbd.conf" -u "$out/ksmbdpwd.db" >"$out/mountd" 2>&1 &&
-		wait_for 20 smb_listening
-}
-
-ksmbd_stop() {
-	ksmbd.control -s >/dev/null 2>&1
-	wait_for 20 eval '! pgrep -x ksmbd.mountd >/dev/null'
-}
+ksmbd_start() { smbd_start "$out" && wait_for 20 smb_listening; }
 
 # ksmbd's RDMA listener: a kiwi cm_id on SMB Direct's iWARP port.
 smb_listening() {
@@ -95,9 +55,7 @@ smb_listening() {
 }
 
 smb_mount() { # VERS
-	mount -t cifs "//$srv/kiwi" "$mnt" \
-		-o "rdma,vers=$1,username=root,password=kiwi-test,hard,echo_interval=5" \
-		>"$out/mount" 2>&1 ||
+	smbd_mount $srv "$mnt" "rdma,vers=$1,hard,echo_interval=5" >"$out/mount" 2>&1 ||
 		{ sed 's/^/# mount: /' "$out/mount"; return 1; }
 }
 
@@ -111,11 +69,11 @@ smb_over_rdma() { grep -q "SMBDirect" /proc/fs/cifs/DebugData; }
 
 smb_cleanup() {
 	fs_unmount_all
-	ksmbd_stop
+	smbd_stop
 	umount "$share" 2>/dev/null
 	rmdir "$cg" 2>/dev/null
 	kiwi_own_addr_dev_del kiwi0
-	smb_modules_out 2>/dev/null
+	smbd_unload 2>/dev/null
 }
 trap 'smb_cleanup; rm -rf "$out"' EXIT
 
@@ -201,7 +159,7 @@ verified_mount() { # VERS
 
 kiwi_unload
 modprobe kiwi || not_ok "modprobe kiwi"
-check "ksmbd and cifs with SMB Direct load (scripts/build-smbdirect.sh)" smb_modules
+check "ksmbd and cifs with SMB Direct load (scripts/build-smbdirect.sh)" smbd_load ksmbd cifs
 check "kiwi0 on kva ($srv)" kiwi_own_addr_dev kiwi0 $srv
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
@@ -233,7 +191,7 @@ fault_after() { check "$1: the session is on SMB Direct again" smb_over_rdma; }
 if smb_mount 3.1.1; then
 	fault 31 "kva down 4 s" "ip link set kva down" \
 		'[ "$(port_state kiwi0)" = "1: DOWN" ]' "ip link set kva up"
-	fault 32 "ksmbd stopped 4 s" ksmbd_stop '! smb_listening' ksmbd_start
+	fault 32 "ksmbd stopped 4 s" smbd_stop '! smb_listening' ksmbd_start
 	fault 33 "rdma link del kiwi0" "rdma link del kiwi0" "ibdev_absent kiwi0" \
 		"rdma link add kiwi0 type kiwi netdev kva"
 	fault 34 "netdev deleted" "ip link del kva" "ibdev_absent kiwi0" \
@@ -248,11 +206,11 @@ fi
 
 # ---- the end: nothing left, and kiwi unloads
 
-ksmbd_stop
+smbd_stop
 check "ksmbd has no listener left" wait_for 20 eval '! smb_listening'
 check "no PD, MR, CQ in use, QP or cm_id left on kiwi0" eval '! storage_leftovers kiwi0'
 ip link del kva
 check "kiwi0 goes with its netdev" wait_for 20 ibdev_absent kiwi0
 check "kiwi unloads" modprobe -r kiwi
-check "ksmbd and cifs unload" smb_modules_out
+check "ksmbd and cifs unload" smbd_unload
 tap_end
