@@ -51,10 +51,11 @@ top=$(basename "$tarball" .tar.xz)
 src=$out/src
 rm -rf "$out"
 mkdir -p "$src"
-# fs/internal.h: ksmbd looks paths up with vfs_path_lookup(). The ASN.1
+# fs/internal.h: ksmbd looks paths up with vfs_path_lookup(); fs/nls: 6.12
+# shares its UCS-2 helpers there with the NLS code. The ASN.1
 # compiler, which the kernel's headers package lacks, turns both modules'
 # SPNEGO grammars into C.
-tar -C "$src" --strip-components=1 -xf "$tarball" "$top/fs/smb" "$top/fs/internal.h" \
+tar -C "$src" --strip-components=1 -xf "$tarball" "$top/fs/smb" "$top/fs/internal.h" "$top/fs/nls" \
 	"$top/scripts/asn1_compiler.c" "$top/include/linux/asn1_ber_bytecode.h" \
 	"$top/include/linux/asn1.h"
 gcc -O2 -I"$src/include" -o "$src/asn1_compiler" "$src/scripts/asn1_compiler.c"
