@@ -27,7 +27,7 @@
 # At the end nothing of kiwi is left and the module unloads.
 #
 # KIWI_STORAGE_LONG=1 moves more data; KIWI_STORAGE_FAULTS=0 leaves the
-# faults out.
+# faults out, KIWI_SMB_REMOVALS=0 the last three (the device goes).
 source "$(dirname "$0")/lib.sh"
 tap_begin "SMB Direct (ksmbd, cifs) over kiwi"
 
@@ -192,12 +192,17 @@ if smb_mount 3.1.1; then
 	fault 31 "kva down 4 s" "ip link set kva down" \
 		'[ "$(port_state kiwi0)" = "1: DOWN" ]' "ip link set kva up"
 	fault 32 "ksmbd stopped 4 s" smbd_stop '! smb_listening' ksmbd_start
-	fault 33 "rdma link del kiwi0" "rdma link del kiwi0" "ibdev_absent kiwi0" \
-		"rdma link add kiwi0 type kiwi netdev kva"
-	fault 34 "netdev deleted" "ip link del kva" "ibdev_absent kiwi0" \
-		"kiwi_own_addr_dev kiwi0 $srv"
-	fault 35 "rmmod kiwi" "modprobe -r kiwi" "ibdev_absent kiwi0" \
-		"modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
+	# cifs in 6.12.117 oopses in delete_mid() from cifs_call_async() when
+	# the device goes under a write (scripts/test-debian13.sh leaves these
+	# out with KIWI_SMB_REMOVALS=0).
+	if [ "${KIWI_SMB_REMOVALS:-1}" = 1 ]; then
+		fault 33 "rdma link del kiwi0" "rdma link del kiwi0" "ibdev_absent kiwi0" \
+			"rdma link add kiwi0 type kiwi netdev kva"
+		fault 34 "netdev deleted" "ip link del kva" "ibdev_absent kiwi0" \
+			"kiwi_own_addr_dev kiwi0 $srv"
+		fault 35 "rmmod kiwi" "modprobe -r kiwi" "ibdev_absent kiwi0" \
+			"modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
+	fi
 	check "the fault mount unmounts" smb_umount
 else
 	not_ok "SMB 3.1.1 for the faults: mount"
