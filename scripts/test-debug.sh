@@ -3,9 +3,9 @@
 #
 # Run kiwi's VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN;
 # scripts/debug-kernel.sh builds it once and caches it). kiwi, its kernel
-# test modules, the upstream siw and SMB Direct's ksmbd and cifs are built
-# for that kernel in a copy of this tree (build/debug/tree), so the
-# production build stays as it is.
+# test modules, the upstream siw and (where storage_smb.sh runs) SMB
+# Direct's ksmbd and cifs are built for that kernel in a copy of this tree
+# (build/debug/tree), so the production build stays as it is.
 # Prints TAP, every description prefixed "debug kernel:", and exits non-zero
 # on any failure or kernel report; the whole kernel log is left in
 # build/debug/tree/dmesg.txt, the console (where a panic shows) in
@@ -25,9 +25,10 @@
 # KIWI_SOAK_SECONDS sets the soak's length). The data path runs its
 # CRC-required pass only (KIWI_DATAPATH_CRC="off required" for both). The
 # kernel consumers, NFS, iSER and SMB Direct run with KIWI_DEBUG_TESTS=all
-# (several times as long; storage_smb.sh alone takes about 13 minutes). storage_iser.sh leaves out its portal and device
-# removals here (KIWI_ISER_REMOVALS=1 runs them): upstream ib_isert's
-# use-after-free there, kiwi.rst.
+# (several times as long; storage_smb.sh alone takes about 13 minutes).
+# storage_iser.sh leaves out its portal and device removals here
+# (KIWI_ISER_REMOVALS=1 runs them): upstream ib_isert's use-after-free
+# there, kiwi.rst.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,8 +63,7 @@ echo "ok - debug kernel: the kernel builds (scripts/debug-kernel.sh)"
 # The copy builds siw for this kernel too, and ksmbd and cifs with SMB
 # Direct where storage_smb.sh runs.
 smbd=:
-[ "$tests" = all ] || [[ " $(echo $tests) " == *" storage_smb.sh "* ]] &&
-	smbd="$tree/scripts/build-smbdirect.sh"
+[[ " $tests " == *" storage_smb.sh "* ]] && smbd="$tree/scripts/build-smbdirect.sh"
 { build_for_kernel "$tree" "$kdir" KDIR="$kdir" &&
 	KDIR="$kdir" "$tree/scripts/build-siw.sh" &&
 	KDIR="$kdir" $smbd; } >"$out/build.log" 2>&1

@@ -40,6 +40,7 @@ if [ -n "${KIWI_STORAGE_LONG:-}" ]; then
 else
 	big_mb=96 small_n=60 direct_chunks=32 fio_mb=16
 fi
+pat_chunks=0	# lib.sh's storage_fio starts fio after them: a file of its own
 
 smb_conf() {
 	mkdir -p "$share" "$mnt" &&
@@ -101,19 +102,6 @@ tree_same() {
 	cmp -s "$out/tree.mnt" "$out/tree.share" && [ "$(wc -l <"$out/tree.mnt")" -eq 53 ]
 }
 
-smb_fio() { # NAME ARGS...
-	local name=$1 rc
-	shift
-	fio --name="$name" --filename="$wd/fio" --ioengine=libaio --direct=1 \
-		--size=${fio_mb}M --verify=crc32c --do_verify=1 --verify_fatal=1 \
-		--verify_state_save=0 --output="$out/$name.fio" "$@" &&
-		grep -q "err= 0" "$out/$name.fio"
-	rc=$?
-	grep -E "^ *(write|read):" "$out/$name.fio" | sed 's/^ */# '"$name"': /'
-	[ $rc -eq 0 ] || sed 's/^/# /' "$out/$name.fio" | tail -20
-	return $rc
-}
-
 verified_mount() { # VERS
 	local vers=$1 name="SMB $1" nq
 
@@ -143,9 +131,9 @@ verified_mount() { # VERS
 		eval 'fs_small_ok "$sd" && fs_big_ok "$sd"'
 	fs_direct "$name" "$wd" "$sd" "${vers//./}"
 	check "$name: fio 4 KiB random writes, QD 16, verified with crc32c" \
-		smb_fio rand4k --rw=randwrite --bs=4k --iodepth=16
+		storage_fio "$wd/fio" rand4k --rw=randwrite --bs=4k --iodepth=16
 	check "$name: fio 1 MiB sequential writes, QD 4, verified with crc32c" \
-		smb_fio seq1m --rw=write --bs=1M --iodepth=4
+		storage_fio "$wd/fio" seq1m --rw=write --bs=1M --iodepth=4
 	check "$name: mkdir, rename, unlink, rmdir" fs_dir_ops "$wd"
 	drop_caches
 	check "$name: the client sees the tree the share has" tree_same
@@ -180,7 +168,6 @@ done
 if [ "${KIWI_STORAGE_FAULTS:-1}" = 1 ]; then
 
 # lib.sh's fs_fault, on the SMB 3.1.1 mount.
-fault() { fs_fault "$@"; }
 fs_srv_dir=$share fs_dmesg="CIFS|ksmbd"
 fault_before() { :; }
 fault_healed() {
@@ -189,18 +176,18 @@ fault_healed() {
 fault_after() { check "$1: the session is on SMB Direct again" smb_over_rdma; }
 
 if smb_mount 3.1.1; then
-	fault 31 "kva down 4 s" "ip link set kva down" \
+	fs_fault 31 "kva down 4 s" "ip link set kva down" \
 		'[ "$(port_state kiwi0)" = "1: DOWN" ]' "ip link set kva up"
-	fault 32 "ksmbd stopped 4 s" smbd_stop '! smb_listening' ksmbd_start
+	fs_fault 32 "ksmbd stopped 4 s" smbd_stop '! smb_listening' ksmbd_start
 	# cifs in 6.12.117 oopses in delete_mid() from cifs_call_async() when
 	# the device goes under a write (scripts/test-debian13.sh leaves these
 	# out with KIWI_SMB_REMOVALS=0).
 	if [ "${KIWI_SMB_REMOVALS:-1}" = 1 ]; then
-		fault 33 "rdma link del kiwi0" "rdma link del kiwi0" "ibdev_absent kiwi0" \
+		fs_fault 33 "rdma link del kiwi0" "rdma link del kiwi0" "ibdev_absent kiwi0" \
 			"rdma link add kiwi0 type kiwi netdev kva"
-		fault 34 "netdev deleted" "ip link del kva" "ibdev_absent kiwi0" \
+		fs_fault 34 "netdev deleted" "ip link del kva" "ibdev_absent kiwi0" \
 			"kiwi_own_addr_dev kiwi0 $srv"
-		fault 35 "rmmod kiwi" "modprobe -r kiwi" "ibdev_absent kiwi0" \
+		fs_fault 35 "rmmod kiwi" "modprobe -r kiwi" "ibdev_absent kiwi0" \
 			"modprobe kiwi && rdma link add kiwi0 type kiwi netdev kva"
 	fi
 	check "the fault mount unmounts" smb_umount
