@@ -208,6 +208,25 @@ fi
 phase "VM tests on Debian 13's kernel (6.12), a subset"
 other_kernel KIWI_DEBIAN13 KIWI_D13_TESTS debian13 scripts/test-debian13.sh
 
+# Keep this run's logs where the next session on this machine finds them
+# (CI runs in a clone that is gone afterwards, and shows only the tail):
+# ~/.cache/kiwi/runs/DATE/, the newest five kept.
+archive_run() {
+	local runs=${KIWI_RUN_ARCHIVE:-$HOME/.cache/kiwi/runs} dir f
+
+	dir=$runs/$(date +%Y%m%d-%H%M%S)
+	mkdir -p "$dir" || return
+	cp "$out"/*.log "$log" "$dir"/ 2>/dev/null
+	for f in build/debug/vm.log build/debug/console.log \
+		 build/debug/tree/dmesg.txt build/d13/vm.log build/d13/console.log; do
+		[ -f "$f" ] && cp "$f" "$dir/$(echo "${f#build/}" | tr / -)"
+	done
+	git log --oneline -1 >"$dir/commit" 2>/dev/null
+	ls -1d "$runs"/*/ | head -n -5 | xargs -r rm -rf
+	echo "# logs kept in $dir"
+}
+archive_run
+
 skipped=$(grep -cE '^ok .*# SKIP' "$log")
 passed=$(grep -E '^ok ' "$log" | grep -vc '# SKIP')
 failed=$(grep -cE '^not ok ' "$log")
