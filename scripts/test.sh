@@ -219,7 +219,9 @@ archive_run() {
 	cp "$out"/*.log "$log" "$dir"/ 2>/dev/null
 	for f in build/debug/vm.log build/debug/console.log \
 		 build/debug/tree/dmesg.txt build/d13/vm.log build/d13/console.log; do
-		[ -f "$f" ] && cp "$f" "$dir/$(echo "${f#build/}" | tr / -)"
+		# Not one an earlier run left (this one skipped that kernel).
+		[ -f "$f" ] && [ "$(stat -c %Y "$f")" -ge "$t0" ] &&
+			cp "$f" "$dir/$(echo "${f#build/}" | tr / -)"
 	done
 	git log --oneline -1 >"$dir/commit" 2>/dev/null
 	ls -1d "$runs"/*/ | head -n -5 | xargs -r rm -rf
