@@ -83,6 +83,32 @@ other_kernel() {
 	fi
 }
 
+# Keep this run's logs where the next session on this machine finds them
+# (CI runs in a clone that is gone afterwards, and shows only the tail):
+# ~/.cache/kiwi/runs/DATE/, the newest five kept. They are copied every
+# 30 s as well as at the end, so that a run stopped from outside (CI's
+# time limit) leaves them too.
+runs=${KIWI_RUN_ARCHIVE:-$HOME/.cache/kiwi/runs}
+archive=$runs/$(date +%Y%m%d-%H%M%S)
+archive_run() {
+	local f
+
+	mkdir -p "$archive" || return
+	cp "$out"/*.log "$log" "$archive"/ 2>/dev/null
+	for f in build/debug/vm.log build/debug/console.log \
+		 build/debug/tree/dmesg.txt build/d13/vm.log build/d13/console.log; do
+		# Not one an earlier run left (this one skipped that kernel).
+		[ -f "$f" ] && [ "$(stat -c %Y "$f")" -ge "$t0" ] &&
+			cp "$f" "$archive/$(echo "${f#build/}" | tr / -)"
+	done
+	git log --oneline -1 >"$archive/commit" 2>/dev/null
+}
+archive_run
+ls -1d "$runs"/*/ | head -n -5 | xargs -r rm -rf
+# (It stops with this script, and holds none of its output open.)
+(while sleep 30 && kill -0 $$ 2>/dev/null; do archive_run; done) >/dev/null 2>&1 &
+archiver=$!
+
 phase setup
 if ! "$root/scripts/setup.sh"; then
 	tap "not ok - setup: install the packages the tests need"
@@ -208,26 +234,10 @@ fi
 phase "VM tests on Debian 13's kernel (6.12), a subset"
 other_kernel KIWI_DEBIAN13 KIWI_D13_TESTS debian13 scripts/test-debian13.sh
 
-# Keep this run's logs where the next session on this machine finds them
-# (CI runs in a clone that is gone afterwards, and shows only the tail):
-# ~/.cache/kiwi/runs/DATE/, the newest five kept.
-archive_run() {
-	local runs=${KIWI_RUN_ARCHIVE:-$HOME/.cache/kiwi/runs} dir f
 
-	dir=$runs/$(date +%Y%m%d-%H%M%S)
-	mkdir -p "$dir" || return
-	cp "$out"/*.log "$log" "$dir"/ 2>/dev/null
-	for f in build/debug/vm.log build/debug/console.log \
-		 build/debug/tree/dmesg.txt build/d13/vm.log build/d13/console.log; do
-		# Not one an earlier run left (this one skipped that kernel).
-		[ -f "$f" ] && [ "$(stat -c %Y "$f")" -ge "$t0" ] &&
-			cp "$f" "$dir/$(echo "${f#build/}" | tr / -)"
-	done
-	git log --oneline -1 >"$dir/commit" 2>/dev/null
-	ls -1d "$runs"/*/ | head -n -5 | xargs -r rm -rf
-	echo "# logs kept in $dir"
-}
+kill "$archiver"
 archive_run
+echo "# logs kept in $archive"
 
 skipped=$(grep -cE '^ok .*# SKIP' "$log")
 passed=$(grep -E '^ok ' "$log" | grep -vc '# SKIP')
