@@ -68,6 +68,55 @@ tap_end() {
 	exit $?
 }
 
+# A task stuck in the kernel (D state) outlives any timeout, and the tests
+# after it would stall behind it until the VM's limit: KIWI_WEDGED marks
+# the run as wedged, and run_vm.sh then stops.
+# (tools/testing/host/bounded.sh points it, and KIWI_SYSRQ, elsewhere.)
+KIWI_WEDGED=${KIWI_WEDGED:-/run/kiwi-wedged}
+
+# blocked_tasks: the kernel's stacks of every task in D state (sysrq w),
+# as TAP comments.
+blocked_tasks() {
+	local since
+
+	since=$(dmesg 2>/dev/null | wc -l)
+	if [ -n "${KIWI_SYSRQ:-}" ]; then
+		echo w >"$KIWI_SYSRQ"
+	else
+		echo 1 >/proc/sys/kernel/sysrq
+		echo w >/proc/sysrq-trigger
+	fi
+	sleep 1
+	# The stacks without their registers and unreliable (?) frames.
+	dmesg 2>/dev/null | tail -n +"$((since + 1))" |
+		grep -vE '\]  ?(\? |R[0-9A-Z]{2}:|RIP:|Code:)' | head -200 | sed 's/^/# blocked: /'
+}
+
+# bounded SECS CMD...: CMD, given SECS seconds to return. A CMD that
+# has not returned by then is reported with the kernel's blocked tasks,
+# the run is marked wedged, and the test ends here, without its EXIT trap.
+bounded() {
+	local secs=$1 pid n=0
+	shift
+
+	"$@" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null && [ "$n" -lt "$secs" ]; do
+		sleep 1
+		n=$((n + 1))
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		not_ok "'$*' returns within $secs s (it has not: a task is stuck)"
+		blocked_tasks
+		touch "$KIWI_WEDGED"
+		# A test's own clean-up (an unmount, a module's removal)
+		# would wait behind the stuck task: none.
+		trap - EXIT
+		tap_end
+	fi
+	wait "$pid"
+}
+
 # fails_with ERRMSG CMD...: CMD must fail and print ERRMSG on stderr.
 fails_with() {
 	local want=$1 out
@@ -246,6 +295,20 @@ errc_snap() {
 # errc_diff BEFORE AFTER WANT: $errc_bad lists, as NAME=DELTA(want N), the
 # error counters that did not move from BEFORE to AFTER by WANT[NAME] (an
 # associative array; 0 where unset); empty when all did.
+# kiwi_errc_show PREFIX: each kiwi device's error counters that are not
+# zero, as TAP comments.
+kiwi_errc_show() {
+	local d n v
+
+	for d in /sys/class/infiniband/kiwi*; do
+		[ -e "$d" ] || continue
+		for n in "${KIWI_ERRC[@]}"; do
+			read -r v <"$d/ports/1/hw_counters/$n" 2>/dev/null || continue
+			[ "$v" = 0 ] || echo "# $1: ${d##*/} $n $v"
+		done
+	done
+}
+
 errc_diff() {
 	local -n _b=$1 _a=$2 _w=$3
 	local n d
@@ -385,6 +448,8 @@ pair() {
 		dmesg | tail -8 | sed "s/^/# $name: dmesg: /"
 		{ ip netns exec "$sns" ss -tan; ip netns exec "$cns" ss -tan; } |
 			grep -v "^State" | head -12 | sed "s/^/# $name: ss: /"
+		# Which side refused, reset or timed out the connection.
+		kiwi_errc_show "$name"
 		return 1
 	fi
 }
@@ -762,7 +827,7 @@ fs_fault() {
 	writer_running "$name" "$seed" "$mnt/w$seed" 0 100000
 	fault_before "$name"
 	t=$SECONDS
-	eval "$fault"
+	bounded 120 eval "$fault"
 	check "$name: '$fault' returns within 20 s ($((SECONDS - t)) s)" \
 		test $((SECONDS - t)) -le 20
 	check "$name: the fault is felt" wait_for 20 eval "$felt"

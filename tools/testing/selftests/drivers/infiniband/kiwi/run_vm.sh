@@ -22,6 +22,7 @@ fi
 
 status=0
 dmesg -C
+rm -f "$KIWI_WEDGED"
 # The whole kernel log, for reports longer than what is shown below.
 if [ -n "${KIWI_DMESG_FILE:-}" ]; then
 	dmesg -w >"$KIWI_DMESG_FILE" &
@@ -48,6 +49,12 @@ for t in $tests; do
 		echo "not ok - $t exited with status $rc"
 		status=1
 	fi
+	# A test that ran out of time may have left a task stuck in the
+	# kernel (D state): show the blocked tasks, and run no more.
+	if [ "$rc" -eq 124 ] && ps -eo stat= | grep -q '^D'; then
+		blocked_tasks
+		touch "$KIWI_WEDGED"
+	fi
 	log=$(dmesg -c)
 	# kiwi's own lines (Terminates, refusals) help explain failures.
 	grep -E "kiwi[0-9]*: |infiniband kiwi" <<<"$log" | grep -vE "created on|loaded|unloaded|taints|verification" |
@@ -58,6 +65,13 @@ for t in $tests; do
 		status=1
 	else
 		echo "ok - $t: kernel log clean"
+	fi
+	if [ -e "$KIWI_WEDGED" ]; then
+		echo "not ok - the tests after $t run: none did, a task is stuck in the kernel"
+		# The VM's power-off may wait on that task (a sync of a
+		# mount that hangs): after a minute it goes off regardless.
+		(sleep 60; echo o >/proc/sysrq-trigger) &
+		exit 1
 	fi
 done
 
