@@ -18,8 +18,8 @@
 # /usr/src/linux-source-*.tar.xz); scripts/test-debian13.sh gives Debian
 # 13's.
 #
-# Four fixes go in where the source lacks them (6.12.117 has the first
-# three, not the last), each checked to have applied:
+# Five fixes go in where the source lacks them (6.12.117 has the first
+# three and the last, not the fourth), each checked to have applied:
 # - cifs sends a compound request's padding (up to 7 zero bytes) from
 #   smb2_padding, an array in the module's own data, which 6.1.192's SMB
 #   Direct turns into a DMA address by virt_to_page(): wrong outside the
@@ -45,6 +45,14 @@
 #   the device's removal with it, and "ip link del" of its netdev hangs
 #   (1 in 7 runs of storage_smb.sh). free_transport() drains the QP
 #   anyway.
+# - ksmbd's stop_sessions() (the server stopped) shuts each connection
+#   down with conn_list_lock held, not dropped: dropped, the connection
+#   could leave the list and be freed meanwhile, and the walk went on
+#   from its poisoned link (a general protection fault in
+#   ksmbd_conn_transport_destroy(), 2 in 19 runs of storage_smb.sh). The
+#   shutdown only queues the disconnect; a connection's thread takes the
+#   lock, for writing, only to leave the list, after which its transport
+#   is freed, so the lock held keeps that transport alive for the call.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kdir=$(make -s -C "$root" --no-print-directory print-kdir)
@@ -94,6 +102,14 @@ if perl -0ne 'exit(/\n\tcase RDMA_CM_EVENT_DEVICE_REMOVAL:\n\tcase RDMA_CM_EVENT
 	perl -0ne 'exit(/\n\tcase RDMA_CM_EVENT_DEVICE_REMOVAL: \{\n\t\tt->status = SMB_DIRECT_CS_DISCONNECTED;\n(?:\t\t.*\n)+?\t\tbreak;\n\t\}\n\tcase RDMA_CM_EVENT_DISCONNECTED: \{\n\t\tib_drain_qp\(t->qp\);\n/ ? 0 : 1)' \
 		"$srv/transport_rdma.c" ||
 		{ echo "build-smbdirect: smb_direct_cm_handler() in transport_rdma.c not as expected" >&2; exit 1; }
+fi
+if grep -qP '^\t\t\tup_read\(&conn_list_lock\);$' "$srv/connection.c"; then
+	perl -0pi -e 's/\n\t\tif \(t->ops->shutdown\) \{\n\t\t\tup_read\(&conn_list_lock\);\n\t\t\tt->ops->shutdown\(t\);\n\t\t\tdown_read\(&conn_list_lock\);\n\t\t\}\n/\n\t\tif (t->ops->shutdown)\n\t\t\tt->ops->shutdown(t);\n/' \
+		"$srv/connection.c"
+	! grep -qP '^\t\t\tup_read\(&conn_list_lock\);$' "$srv/connection.c" &&
+		perl -0ne 'exit(/\n\t\tksmbd_conn_set_exiting\(conn\);\n\t\tif \(t->ops->shutdown\)\n\t\t\tt->ops->shutdown\(t\);\n\t\}\n\tup_read\(&conn_list_lock\);\n/ ? 0 : 1)' \
+			"$srv/connection.c" ||
+		{ echo "build-smbdirect: stop_sessions() in connection.c not as expected" >&2; exit 1; }
 fi
 
 cli=$src/fs/smb/client
