@@ -292,9 +292,6 @@ errc_snap() {
 	done
 }
 
-# errc_diff BEFORE AFTER WANT: $errc_bad lists, as NAME=DELTA(want N), the
-# error counters that did not move from BEFORE to AFTER by WANT[NAME] (an
-# associative array; 0 where unset); empty when all did.
 # kiwi_errc_show PREFIX: each kiwi device's error counters that are not
 # zero, as TAP comments.
 kiwi_errc_show() {
@@ -309,6 +306,9 @@ kiwi_errc_show() {
 	done
 }
 
+# errc_diff BEFORE AFTER WANT: $errc_bad lists, as NAME=DELTA(want N), the
+# error counters that did not move from BEFORE to AFTER by WANT[NAME] (an
+# associative array; 0 where unset); empty when all did.
 errc_diff() {
 	local -n _b=$1 _a=$2 _w=$3
 	local n d
