@@ -43,7 +43,7 @@
 #   the debug kernel) or an oops that dies holding the cm_id's handler
 #   mutex, so that free_transport()'s rdma_destroy_id() waits for ever,
 #   the device's removal with it, and "ip link del" of its netdev hangs
-#   (1 in 7 runs of storage_smb.sh). free_transport() drains the QP
+#   (2 in 13 runs of storage_smb.sh). free_transport() drains the QP
 #   anyway.
 # - ksmbd's stop_sessions() (the server stopped) shuts each connection
 #   down with conn_list_lock held, not dropped: dropped, the connection
