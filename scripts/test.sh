@@ -234,7 +234,6 @@ fi
 phase "VM tests on Debian 13's kernel (6.12), a subset"
 other_kernel KIWI_DEBIAN13 KIWI_D13_TESTS debian13 scripts/test-debian13.sh
 
-
 kill "$archiver" 2>/dev/null
 archive_run
 echo "# logs kept in $archive"

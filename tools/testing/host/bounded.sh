@@ -10,8 +10,8 @@ root=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
 tap_begin "lib.sh's bounded: a command that does not return ends the test"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# tap_begin's scratch directory, removed at exit.
+tmp=$out
 
 # in_test CMD...: CMD in a test script of its own, with the sysrq
 # trigger and the wedge mark in $tmp; its output in $tmp/out.

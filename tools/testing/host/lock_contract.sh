@@ -12,8 +12,8 @@ root=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
 tap_begin "lock contract: Context comments and their assertions"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# tap_begin's scratch directory, removed at exit.
+tmp=$out
 
 # unasserted FILE...: "FILE:LINE FUNCTION: PHRASE" for each function whose
 # Context comment names a held lock (or none held) that its body does not
