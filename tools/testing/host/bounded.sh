@@ -17,7 +17,8 @@ tmp=$out
 # trigger and the wedge mark in $tmp; its output in $tmp/out.
 in_test() {
 	rm -f "$tmp/sysrq" "$tmp/wedged" "$tmp/trap"
-	KIWI_SYSRQ=$tmp/sysrq KIWI_WEDGED=$tmp/wedged bash -c '
+	# (TMPDIR: its own scratch directory, which a stuck test leaves, in $tmp.)
+	TMPDIR=$tmp KIWI_SYSRQ=$tmp/sysrq KIWI_WEDGED=$tmp/wedged bash -c '
 		source "$1"; tap_begin "inner"; shift
 		trap "touch ${KIWI_WEDGED%/*}/trap" EXIT
 		"$@"; echo "# returned $?"; tap_end' \
