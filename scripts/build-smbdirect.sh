@@ -18,8 +18,9 @@
 # /usr/src/linux-source-*.tar.xz); scripts/test-debian13.sh gives Debian
 # 13's.
 #
-# Five fixes go in where the source lacks them (6.12.117 has the first
-# three and the last, not the fourth), each checked to have applied:
+# Six fixes go in where the source lacks them (6.12.117 has the first
+# three and the fifth, not the fourth and the last), each checked to have
+# applied:
 # - cifs sends a compound request's padding (up to 7 zero bytes) from
 #   smb2_padding, an array in the module's own data, which 6.1.192's SMB
 #   Direct turns into a DMA address by virt_to_page(): wrong outside the
@@ -53,6 +54,14 @@
 #   shutdown only queues the disconnect; a connection's thread takes the
 #   lock, for writing, only to leave the list, after which its transport
 #   is freed, so the lock held keeps that transport alive for the call.
+# - cifs initialises its connection's wait_send_queue before rdma_connect(),
+#   not after the connection is up: a server that accepts and disconnects
+#   at once (ksmbd stopping) delivers DISCONNECTED, whose handler wakes that
+#   queue, while the connecting thread has not reached it yet. The handler
+#   dereferenced the zeroed queue (an oops in __wake_up_common() from
+#   smbd_conn_upcall(), in CI's run) and died holding the cm_id's handler
+#   mutex; the thread's rdma_destroy_id() then waited for ever, and the
+#   writer with it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kdir=$(make -s -C "$root" --no-print-directory print-kdir)
@@ -119,6 +128,15 @@ if grep -qF 'sg_set_buf(&sgl[i], iov[i].iov_base, iov[i].iov_len);' "$cli/smbdir
 	[ "$(grep -cF 'sg_set_page(&sgl[i], ZERO_PAGE(0), iov[i].iov_len, 0);' "$cli/smbdirect.c")" = 1 ] &&
 		grep -q '^#include "smb2proto.h"' "$cli/smbdirect.c" ||
 		{ echo "build-smbdirect: smbd_post_send_data() in smbdirect.c not as expected" >&2; exit 1; }
+fi
+if ! perl -0ne 'exit(/\n\tinit_waitqueue_head\(&info->wait_send_queue\);\n\trc = rdma_connect\(/ ? 0 : 1)' \
+	"$cli/smbdirect.c"; then
+	perl -0pi -e 's/\n\tinit_waitqueue_head\(&info->wait_send_queue\);\n(\tINIT_DELAYED_WORK\(&info->idle_timer_work)/\n$1/; s/\n(\trc = rdma_connect\()/\n\tinit_waitqueue_head(&info->wait_send_queue);\n$1/' \
+		"$cli/smbdirect.c"
+	[ "$(grep -cF 'init_waitqueue_head(&info->wait_send_queue);' "$cli/smbdirect.c")" = 1 ] &&
+		perl -0ne 'exit(/\n\tinit_waitqueue_head\(&info->wait_send_queue\);\n\trc = rdma_connect\(/ ? 0 : 1)' \
+			"$cli/smbdirect.c" ||
+		{ echo "build-smbdirect: _smbd_get_connection() in smbdirect.c not as expected" >&2; exit 1; }
 fi
 
 # The C code tests the options with #ifdef; the Makefiles read them too.

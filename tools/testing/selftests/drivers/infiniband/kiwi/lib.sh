@@ -105,16 +105,21 @@ bounded() {
 		sleep 1
 		n=$((n + 1))
 	done
-	if kill -0 "$pid" 2>/dev/null; then
-		not_ok "'$*' returns within $secs s (it has not: a task is stuck)"
-		blocked_tasks
-		touch "$KIWI_WEDGED"
-		# A test's own clean-up (an unmount, a module's removal)
-		# would wait behind the stuck task: none.
-		trap - EXIT
-		tap_end
-	fi
+	kill -0 "$pid" 2>/dev/null &&
+		wedged "'$*' returns within $secs s (it has not: a task is stuck)"
 	wait "$pid"
+}
+
+# wedged POINT: a task is stuck in the kernel. POINT fails, the kernel's
+# blocked tasks are shown, the run is marked wedged, and the test ends
+# here, without its EXIT trap: its own clean-up (an unmount, a module's
+# removal) would wait behind the stuck task.
+wedged() {
+	not_ok "$1"
+	blocked_tasks
+	touch "$KIWI_WEDGED"
+	trap - EXIT
+	tap_end
 }
 
 # fails_with ERRMSG CMD...: CMD must fail and print ERRMSG on stderr.
@@ -1009,12 +1014,15 @@ writer_progress() {
 }
 
 # writer_stop SEED: stop the writer and show its last words. One stuck in
-# a write for a minute (a hard NFS mount that never came back) is killed.
+# a write for a minute (a hard NFS mount that never came back) is killed;
+# one that a kill does not end within 30 s wedges the run.
 writer_stop() {
 	touch "$out/stop"
 	if ! wait_for 60 eval '! kill -0 $wpid 2>/dev/null'; then
 		echo "# the writer is stuck in a write: killed"
 		pkill -KILL -f "kiwi_blkpat write $wpath"
+		wait_for 30 eval '! kill -0 $wpid 2>/dev/null' ||
+			wedged "the stuck writer dies when killed (it has not)"
 	fi
 	wait "$wpid"
 	tail -2 "$out/w$1.out"
