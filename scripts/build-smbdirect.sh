@@ -18,9 +18,8 @@
 # /usr/src/linux-source-*.tar.xz); scripts/test-debian13.sh gives Debian
 # 13's.
 #
-# Six fixes go in where the source lacks them (6.12.117 has the first
-# three and the fifth, not the fourth and the last), each checked to have
-# applied:
+# Six fixes go in where the source lacks them (6.12.117 has all but the
+# fourth and the last), each checked to have applied:
 # - cifs sends a compound request's padding (up to 7 zero bytes) from
 #   smb2_padding, an array in the module's own data, which 6.1.192's SMB
 #   Direct turns into a DMA address by virt_to_page(): wrong outside the
