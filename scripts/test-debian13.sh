@@ -49,7 +49,7 @@ echo "# Debian 13 tests: $tests"
 "$tree/scripts/vm-run.sh" --kernel "$kroot/boot/vmlinuz-$kver" \
 	--timeout "${KIWI_D13_TIMEOUT:-2400}" --console "$out/console.log" \
 	-- env KIWI_TESTS="$tests" KIWI_DKMS_KDIR="$kdir" KIWI_DEB_DIR="$root/build/deb" \
-	KIWI_SMB_REMOVALS="${KIWI_SMB_REMOVALS:-0}" \
+	KIWI_SMB_REMOVALS="${KIWI_SMB_REMOVALS:-1}" \
 	tools/testing/selftests/drivers/infiniband/kiwi/run_vm.sh \
 	>"$out/vm.log" 2>&1
 rc=$?

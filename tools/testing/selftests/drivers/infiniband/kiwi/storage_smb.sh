@@ -179,9 +179,6 @@ if smb_mount 3.1.1; then
 	fs_fault 31 "kva down 4 s" "ip link set kva down" \
 		'[ "$(port_state kiwi0)" = "1: DOWN" ]' "ip link set kva up"
 	fs_fault 32 "ksmbd stopped 4 s" smbd_stop '! smb_listening' ksmbd_start
-	# cifs in 6.12.117 oopses in delete_mid() from cifs_call_async() when
-	# the device goes under a write (scripts/test-debian13.sh leaves these
-	# out with KIWI_SMB_REMOVALS=0).
 	if [ "${KIWI_SMB_REMOVALS:-1}" = 1 ]; then
 		fs_fault 33 "rdma link del kiwi0" "rdma link del kiwi0" "ibdev_absent kiwi0" \
 			"rdma link add kiwi0 type kiwi netdev kva"
