@@ -10,6 +10,12 @@
 # (a few tests, named by TEST_PROGS on the command line), printing TAP with
 # the time limit of our "settings" file.
 source "$(dirname "$0")/lib.sh"
+
+# Count kiwi devices (any name): their driver id is KIWI_DRIVER_ID.
+kiwi_dev_count() {
+	rdma -j dev show 2>/dev/null | grep -o '"ifname":"[^"]*"' | wc -l
+}
+
 tap_begin "kselftest convention, in linux-source-6.1's tree"
 
 # Run from such a copy (by the kernel's runner), there is nothing to copy.

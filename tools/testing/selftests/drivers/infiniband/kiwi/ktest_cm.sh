@@ -18,6 +18,18 @@
 # are re-emitted (ktest_run), and nothing may be left on either device.
 source "$(dirname "$0")/lib.sh"
 
+# kiwi_cm_idle NAME: one point: within 10 s kiwi has no connection
+# endpoint and no socket left, as once every connection and listener is
+# gone.
+kiwi_cm_idle() {
+	if wait_for 10 eval '[ "$(kiwi_cm_counts)" = "0 0" ]'; then
+		echo "ok - $1: no connection endpoint or socket of kiwi's left"
+		return 0
+	fi
+	echo "not ok - $1: kiwi's connection endpoints and sockets left: $(kiwi_cm_counts)"
+	return 1
+}
+
 ko=$KIWI_TESTDIR/kiwi_ktest/kiwi_ktest_cm.ko
 rc=0
 

@@ -5,6 +5,16 @@
 # KIWI_ABI_VERSION is refused by libibverbs, and the kernel refuses a user
 # context whose request names another version or sets reserved bits.
 source "$(dirname "$0")/lib.sh"
+
+# uverbs_dir DEV: the sysfs directory of DEV's uverbs character device.
+uverbs_dir() {
+	local d
+	for d in /sys/class/infiniband_verbs/uverbs*; do
+		[ "$(cat "$d/ibdev" 2>/dev/null)" = "$1" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+
 tap_begin "provider ABI handshake"
 
 root=$KIWI_ROOT
