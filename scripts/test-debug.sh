@@ -42,12 +42,12 @@ DEFAULT_TESTS="datapath.sh terminate.sh ringabuse.sh faults.sh storage_nvme.sh s
 tests=${KIWI_DEBUG_TESTS:-$DEFAULT_TESTS}
 limit=3000
 if [ "$tests" = all ]; then
-	# Every test but the two that run what the host built into build/ (the
-	# provider for other rdma-core releases, the kernel tree's selftests),
-	# which the copy of the tree below leaves out: user space, the same on
-	# any kernel.
+	# Every test but the one that runs what the host built into build/
+	# (the kernel tree's selftests), which the copy of the tree below
+	# leaves out: user space, the same on any kernel. (The packaging's
+	# tests, tools/testing/packaging, are not among them either.)
 	tests="$(make -s --no-print-directory -C "$sel" print-tests print-extended |
-		tr ' ' '\n' | grep -vxE 'provider_releases\.sh|kselftest_tree\.sh')"
+		tr ' ' '\n' | grep -vxE 'kselftest_tree\.sh')"
 	limit=7200	# every test: about 95 minutes on 2 cores
 fi
 tests=$(echo $tests)

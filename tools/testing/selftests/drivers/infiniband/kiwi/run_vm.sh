@@ -13,7 +13,10 @@ source "$dir/lib.sh"
 BAD_LOG=$KIWI_BAD_LOG
 KMEMLEAK=/sys/kernel/debug/kmemleak
 
-tests=${KIWI_TESTS:-$(make -s --no-print-directory -C "$dir" print-tests)}
+# The packaging's tests (tools/testing/packaging) are no kernel selftests;
+# provider_releases.sh runs by default, deb.sh and dkms.sh when named.
+packaging=$root/tools/testing/packaging
+tests=${KIWI_TESTS:-$(make -s --no-print-directory -C "$dir" print-tests) provider_releases.sh}
 
 if ! "$root/scripts/vm-install.sh"; then
 	echo "not ok 1 install kiwi into the VM"
@@ -32,7 +35,11 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 [ -e "$KMEMLEAK" ] && echo clear >"$KMEMLEAK"
 for t in $tests; do
 	echo "# ---- $t"
-	if [ ! -x "$dir/$t" ]; then
+	if [ -x "$dir/$t" ]; then
+		path=$dir/$t
+	elif [ -x "$packaging/$t" ]; then
+		path=$packaging/$t
+	else
 		echo "not ok - $t: no such test"
 		status=1
 		continue
@@ -41,7 +48,7 @@ for t in $tests; do
 	limit=900
 	[ "$t" = soak.sh ] && limit=$((${KIWI_SOAK_SECONDS:-120} + 900))
 	t0=$SECONDS
-	timeout "$limit" "$dir/$t"
+	timeout "$limit" "$path"
 	rc=$?
 	echo "# $t took $((SECONDS - t0)) s"
 	if [ "$rc" -ne 0 ]; then

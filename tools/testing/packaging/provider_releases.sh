@@ -9,7 +9,7 @@
 # that release's libraries and the provider built for it (its memory map
 # shows both). A provider built for another layout of the provider ABI
 # than its loader's refuses to register, saying why.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../selftests/drivers/infiniband/kiwi/lib.sh"
 tap_begin "libkiwi on other rdma-core releases"
 
 # Only the provider under test is loaded (libibverbs reads every file in

@@ -13,7 +13,7 @@
 # unless set); KIWI_DKMS_KDIR the kernel's build tree where
 # /lib/modules/KVER/build does not (Debian 13's, unpacked by
 # scripts/debian13-kernel.sh).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../selftests/drivers/infiniband/kiwi/lib.sh"
 tap_begin "deb"
 
 kver=$(uname -r)

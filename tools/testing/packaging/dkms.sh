@@ -9,7 +9,7 @@
 # scripts/test-dkms.sh runs it on Debian 12's and Debian 13's kernels.
 # KIWI_DKMS_KDIR names the kernel's build tree where /lib/modules/KVER/build
 # does not (Debian 13's, unpacked by scripts/debian13-kernel.sh).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../selftests/drivers/infiniband/kiwi/lib.sh"
 tap_begin "dkms"
 
 kver=$(uname -r)
