@@ -741,29 +741,6 @@ static bool kiwi_cep_data_after_fin(struct sock *sk)
 	return n > 0;
 }
 
-/*
- * May the peer's last bytes still be read? Not after our FIN (V-ST-C2),
- * nor once the QP is failing on its own (an abortive close asked for, a
- * Terminate ours or the peer's). A stream that failed under a connected
- * QP is no such failure: our send may have met the peer's reset first.
- * Context: cep->lock held.
- */
-static bool kiwi_cep_may_drain(struct kiwi_cep *cep)
-{
-	struct kiwi_qp *qp = cep->qp;
-	enum ib_qp_state state;
-
-	lockdep_assert_held(&cep->lock);
-	if (cep->fin_sent || !qp || qp->sock != cep->sock)
-		return false;
-	if (!test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req))
-		return true;
-	state = READ_ONCE(qp->state);
-	return test_bit(KIWI_CEP_CLOSE_LOST, &cep->close_req) &&
-	       !test_bit(KIWI_CEP_CLOSE_FIN, &cep->close_req) &&
-	       (state == IB_QPS_RTS || state == IB_QPS_SQD);
-}
-
 static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 {
 	struct sock *sk = cep->sock ? cep->sock->sk : NULL;
@@ -773,10 +750,12 @@ static void kiwi_cep_rdma_work(struct kiwi_cep *cep)
 		return;
 	/*
 	 * What the peer sent before its reset or FIN is read first: a
-	 * Terminate there decides how the connection ends (V-LLP-9), and
-	 * its event comes before the reset's (V-ST-T7: Bad Close).
+	 * Terminate there decides how the connection ends (V-LLP-9). Not
+	 * after our FIN (V-ST-C2), nor once the QP is failing on its own.
 	 */
-	if (kiwi_cep_may_drain(cep))
+	if (!cep->fin_sent &&
+	    !test_bit(KIWI_CEP_CLOSE_ABRUPT, &cep->close_req) &&
+	    cep->qp && cep->qp->sock == cep->sock)
 		kiwi_rx_drain(cep->qp);
 	fin = test_bit(KIWI_CEP_CLOSE_FIN, &cep->close_req);
 	/*
