@@ -19,10 +19,8 @@ source "$(dirname "$0")/lib.sh"
 # (upstream's commit 118a571 swaps the two); a client quicker than that
 # is refused, REJECTED, and ends the run. Seen on the debug kernel only.
 qperf_pair() {
-	pair "$@" && return 0
-	grep -q "unexpected event from RDMA CM: Event rejected" "$out/$1.cli" || return 1
-	echo "# $1: qperf's client connected before its server listened: once more"
-	pair "$@"
+	pair_once_more "unexpected event from RDMA CM: Event rejected" \
+		"qperf's client connected before its server listened" "$@"
 }
 
 tap_begin "data path"

@@ -150,6 +150,18 @@ pair_perftest() {
 		kiwiA "$3" -d "$5" "${opt[@]}" "$8"
 }
 
+# pair_once_more RACE WHY NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS
+# CLIENT-CMD...: pair, once more when the client failed with a line
+# matching RACE, a program's own race that WHY names.
+pair_once_more() {
+	local race=$1 why=$2
+	shift 2
+	pair "$@" && return 0
+	grep -q "$race" "$out/$1.cli" || return 1
+	echo "# $1: $why: once more"
+	pair "$@"
+}
+
 # perftest_pair NAME PORT SERVER-NS SERVER-CMD... -- CLIENT-NS CLIENT-CMD...:
 # pair for perftest, once more after perftest's own race. With -R its
 # server takes a first connection to exchange parameters, closes its
@@ -158,10 +170,8 @@ pair_perftest() {
 # and perftest 4.5's client then crashes in its retry (seen on kiwi and on
 # siw servers alike).
 perftest_pair() {
-	pair "$@" && return 0
-	grep -q "RDMA_CM_EVENT_REJECTED; error: -111" "$out/$1.cli" || return 1
-	echo "# $1: perftest's client connected before its server listened again: once more"
-	pair "$@"
+	pair_once_more "RDMA_CM_EVENT_REJECTED; error: -111" \
+		"perftest's client connected before its server listened again" "$@"
 }
 
 # perftest_checks WHAT PEER ITERS SIZE: six points: ib_send, ib_write and
