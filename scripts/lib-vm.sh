@@ -76,14 +76,16 @@ vm_report() {
 }
 
 # build_for_kernel TREE KDIR [VAR=VALUE...]: copy this tree (its sources
-# and the user-space programs already built; not build/ or .git) to TREE,
+# and the user-space programs already built; not build/ or .git; from
+# KIWI_TREE_SOURCE instead when set: scripts/test.sh's snapshot, which no
+# VM writes into while it is copied) to TREE,
 # build the module and the kernel test modules there for KDIR at W=1
 # (this tree's objects stay built for Debian 12's kernel), and stage the
 # module with the environment VAR=VALUE... (scripts/stage.sh).
 build_for_kernel() {
 	local tree=$1 kdir=$2 src
 	shift 2
-	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	src=${KIWI_TREE_SOURCE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf - &&

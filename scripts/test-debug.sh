@@ -13,6 +13,10 @@
 #
 #   KIWI_DEBUG_TESTS="datapath.sh mr.sh" scripts/test-debug.sh
 #                           a chosen set; "all" runs every VM test
+#   scripts/test-debug.sh --prepare    only build (the kernel, and kiwi,
+#                           the test modules and siw for it), no VM
+#   scripts/test-debug.sh --vm         only the VM, on what --prepare built
+#                           (scripts/test.sh builds while another VM runs)
 #
 # KIWI_DEBUG_TIMEOUT: seconds the VM may run (3000; 7200 for "all").
 # KIWI_FAULT_ROUNDS, KIWI_FAILSLAB_ROUNDS: faults.sh's random rounds (1)
@@ -39,6 +43,12 @@ sel=$root/tools/testing/selftests/drivers/infiniband/kiwi
 DEFAULT_TESTS="datapath.sh terminate.sh ringabuse.sh faults.sh storage_nvme.sh storage_nvme_zcopy.sh
 	soak.sh"
 
+part=${1:-all}
+case "$part" in
+all|--prepare|--vm) ;;
+*) echo "usage: $0 [--prepare|--vm]" >&2; exit 2 ;;
+esac
+
 tests=${KIWI_DEBUG_TESTS:-$DEFAULT_TESTS}
 limit=3000
 if [ "$tests" = all ]; then
@@ -53,22 +63,27 @@ fi
 tests=$(echo $tests)
 
 mkdir -p "$out"
-if ! kdir=$("$root/scripts/debug-kernel.sh" 2>"$out/kernel.log"); then
+if [ "$part" = --vm ]; then
+	kdir=$("$root/scripts/debug-kernel.sh" --dir)
+elif ! kdir=$("$root/scripts/debug-kernel.sh" 2>"$out/kernel.log"); then
 	cat "$out/kernel.log"
 	echo "not ok - debug kernel: the kernel builds (scripts/debug-kernel.sh)"
 	exit 1
 fi
-echo "ok - debug kernel: the kernel builds (scripts/debug-kernel.sh)"
 
-# The copy builds siw for this kernel too, and ksmbd and cifs with SMB
-# Direct where storage_smb.sh runs.
-smbd=:
-[[ " $tests " == *" storage_smb.sh "* ]] && smbd="$tree/scripts/build-smbdirect.sh"
-{ build_for_kernel "$tree" "$kdir" KDIR="$kdir" &&
-	KDIR="$kdir" "$tree/scripts/build-siw.sh" &&
-	KDIR="$kdir" $smbd; } >"$out/build.log" 2>&1
-build_verdict $? "$out/build.log" "debug kernel: kiwi, the test modules and siw build for it" ||
-	exit 1
+if [ "$part" != --vm ]; then
+	echo "ok - debug kernel: the kernel builds (scripts/debug-kernel.sh)"
+	# The copy builds siw for this kernel too, and ksmbd and cifs with SMB
+	# Direct where storage_smb.sh runs.
+	smbd=:
+	[[ " $tests " == *" storage_smb.sh "* ]] && smbd="$tree/scripts/build-smbdirect.sh"
+	{ build_for_kernel "$tree" "$kdir" KDIR="$kdir" &&
+		KDIR="$kdir" "$tree/scripts/build-siw.sh" &&
+		KDIR="$kdir" $smbd; } >"$out/build.log" 2>&1
+	build_verdict $? "$out/build.log" "debug kernel: kiwi, the test modules and siw build for it" ||
+		exit 1
+fi
+[ "$part" = --prepare ] && exit 0
 
 # The kernel's security modules, but TOMOYO: with no policy loaded it
 # panics on a failed allocation of its own, which faults.sh's failslab

@@ -11,10 +11,14 @@ tap_begin "vm-run's arguments"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 long=$(printf 'tracepoints.sh %.0s' $(seq 60))
-start=$SECONDS
-"$root/scripts/vm-run.sh" --timeout 60 -- env KIWI_TESTS="$long" true >"$tmp/out" 2>&1
+# A vng that only says it ran: a refusal never calls it. (Not a time
+# limit: the host tests run beside a VM, at idle priority.)
+mkdir "$tmp/bin"
+printf '#!/bin/sh\ntouch "%s/vng-ran"\n' "$tmp" >"$tmp/bin/vng"
+chmod +x "$tmp/bin/vng"
+PATH=$tmp/bin:$PATH "$root/scripts/vm-run.sh" --timeout 60 -- env KIWI_TESTS="$long" true >"$tmp/out" 2>&1
 rc=$?
 check "a 900-character command is refused with status 2" test "$rc" = 2
-check "... at once (no VM booted)" test $((SECONDS - start)) -lt 5
+check "... before booting anything (vng never ran)" test ! -e "$tmp/vng-ran"
 check "... saying why" grep -q "does not fit on the guest kernel's command line" "$tmp/out"
 tap_end
