@@ -20,15 +20,11 @@
 #include <rdma/ib_user_ioctl_verbs.h>
 
 #include "../verbs_pabi.h"
-
-static int n, failed;
+#include "../../tools/testing/selftests/kselftest.h"
 
 static void expect(int cond, const char *what)
 {
-	n++;
-	if (!cond)
-		failed++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
+	ksft_test_result(cond, "%s\n", what);
 }
 
 #define EXPECT_EQ(a, b) do {						\
@@ -91,9 +87,9 @@ int main(void)
 {
 	unsigned int i;
 
-	printf("TAP version 13\n");
-	printf("# struct verbs_context_ops as rdma-core %d lays it out\n",
-	       KIWI_RDMA_CORE);
+	ksft_print_header();
+	ksft_print_msg("struct verbs_context_ops as rdma-core %d lays it out\n",
+		       KIWI_RDMA_CORE);
 
 	EXPECT_EQ(sizeof(struct kiwi_alloc_ucontext_req), 8);
 	EXPECT_EQ(offsetof(struct kiwi_alloc_ucontext_req, abi_version), 0);
@@ -186,6 +182,7 @@ int main(void)
 	EXPECT_EQ(sizeof(struct ibv_query_srq), 8 + sizeof(struct ib_uverbs_query_srq));
 	EXPECT_EQ(sizeof(struct ib_uverbs_create_srq_resp), 16);
 
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	/* The plan last: the points are counted, not announced. */
+	ksft_set_plan(ksft_test_num());
+	ksft_finished();
 }

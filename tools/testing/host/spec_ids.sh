@@ -6,18 +6,16 @@
 # Documentation/infiniband/kiwi-spec-ids.rst, so a reader can look each one
 # up. Prints TAP.
 root=$(cd "$(dirname "$0")/../../.." && pwd)
+source "$root/tools/testing/selftests/drivers/infiniband/kiwi/lib.sh"
 index=Documentation/infiniband/kiwi-spec-ids.rst
 cd "$root" || exit 1
+tap_begin "the requirement IDs cited are in the index"
 id_re='\b[RV]-[A-Z]+(-[A-Z0-9]+)*-[0-9]+[a-z]?\b'
 cited=$(git ls-files -- '*.c' '*.h' '*.sh' '*.py' '*.lua' '*.rst' '*.md' 2>/dev/null |
 	grep -vx "$index" | xargs grep -hoE "$id_re" | sort -u)
 listed=$(grep -oE "^$id_re" "$index" | sort -u)
 missing=$(comm -23 <(echo "$cited") <(echo "$listed"))
-echo "TAP version 13"
-echo "1..1"
-if [ -z "$cited" ] || [ -n "$missing" ]; then
-	echo "$missing" | sed 's/^/# not in the index: /'
-	echo "not ok 1 - every cited requirement ID ($(echo "$cited" | wc -l)) is in $index"
-	exit 1
-fi
-echo "ok 1 - every cited requirement ID ($(echo "$cited" | wc -l)) is in $index"
+[ -n "$missing" ] && echo "$missing" | sed 's/^/# not in the index: /'
+check "every cited requirement ID ($(echo "$cited" | wc -l)) is in $index" \
+	test -n "$cited" -a -z "$missing"
+tap_end

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../selftests/kselftest.h"
 #include "kiwi_wire.h"
 
 static int point_failures;
@@ -1789,18 +1790,15 @@ static const struct {
 int main(void)
 {
 	size_t i, n = sizeof(tests) / sizeof(tests[0]);
-	int failed = 0;
 
 	ref_crc_init();
-	printf("TAP version 13\n# kiwi wire-format unit tests\n");
+	ksft_print_header();
+	ksft_print_msg("kiwi wire-format unit tests\n");
+	ksft_set_plan(n);
 	for (i = 0; i < n; i++) {
 		point_failures = 0;
 		tests[i].fn();
-		if (point_failures)
-			failed++;
-		printf("%sok %zu - wire: %s\n", point_failures ? "not " : "",
-		       i + 1, tests[i].name);
+		ksft_test_result(!point_failures, "wire: %s\n", tests[i].name);
 	}
-	printf("1..%zu\n", n);
-	return failed ? 1 : 0;
+	ksft_finished();
 }

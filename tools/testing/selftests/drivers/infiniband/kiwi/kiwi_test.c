@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * TAP output for kiwi's user-space test programs (see kiwi_test.h).
+ * TAP output for kiwi's user-space test programs (see kiwi_test.h), written
+ * by the kernel selftests' kselftest.h.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* vasprintf() */
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,109 +13,119 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../../kselftest.h"
 #include "kiwi_test.h"
 
-static int points, failures, planned = -1;
+/*
+ * The points go through kselftest.h, whose counters and plan live in this
+ * file alone (they are static in the header): every program reports
+ * through the functions below, never through ksft_* itself.
+ */
+
+/* @fmt and @ap as one string; "?" if memory ran out. Free it. */
+static char *describe(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	return s ?: strdup("?");
+}
 
 void kt_start(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("TAP version 13\n");
+	ksft_print_header();
 }
 
 void kt_plan(int n)
 {
-	planned = n;
-	printf("1..%d\n", n);
-}
-
-/* "[not ]ok N - " and the description; the caller ends the line. */
-static void point(bool ok, const char *fmt, va_list ap)
-{
-	points++;
-	if (!ok)
-		failures++;
-	printf("%sok %d - ", ok ? "" : "not ", points);
-	vprintf(fmt, ap);
+	ksft_set_plan(n);
 }
 
 bool check(bool ok, const char *fmt, ...)
 {
 	va_list ap;
+	char *d;
 
 	va_start(ap, fmt);
-	point(ok, fmt, ap);
+	d = describe(fmt, ap);
 	va_end(ap);
-	printf("\n");
+	ksft_test_result(ok, "%s\n", d);
+	free(d);
 	return ok;
 }
 
 void skip(const char *fmt, ...)
 {
 	va_list ap;
+	char *d;
 
 	va_start(ap, fmt);
-	point(true, fmt, ap);
+	d = describe(fmt, ap);
 	va_end(ap);
-	printf(" # SKIP\n");
+	ksft_test_result_skip("%s\n", d);
+	free(d);
 }
 
 void note(const char *fmt, ...)
 {
 	va_list ap;
+	char *d;
 
-	printf("# ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	d = describe(fmt, ap);
 	va_end(ap);
-	printf("\n");
+	ksft_print_msg("%s\n", d);
+	free(d);
 }
 
 void bail(const char *fmt, ...)
 {
 	va_list ap;
+	char *d;
 
-	printf("Bail out! ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	d = describe(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	exit(1);
+	ksft_exit_fail_msg("%s\n", d);
+	abort();	/* not reached: it exits */
 }
 
 void die(const char *fmt, ...)
 {
 	const char *err = strerror(errno);
 	va_list ap;
+	char *d;
 
 	va_start(ap, fmt);
-	point(false, fmt, ap);
+	d = describe(fmt, ap);
 	va_end(ap);
-	printf(": %s\n", err);
+	ksft_test_result_fail("%s: %s\n", d, err);
 	/* Short of the plan when one was announced: that fails too. */
-	if (planned < 0)
-		printf("1..%d\n", points);
-	exit(1);
+	if (!ksft_plan)
+		ksft_set_plan(ksft_test_num());
+	ksft_exit_fail();
+	abort();
 }
 
 int kt_end(void)
 {
-	if (planned < 0)
-		printf("1..%d\n", points);
-	else if (planned != points)
-		note("planned %d points, ran %d", planned, points);
+	if (!ksft_plan)
+		ksft_set_plan(ksft_test_num());
+	ksft_print_cnts();
 	fflush(stdout);
-	return failures || (planned >= 0 && planned != points);
+	return ksft_get_fail_cnt() || ksft_plan != ksft_test_num();
 }
 
 int kt_points(void)
 {
-	return points;
+	return ksft_test_num();
 }
 
 int kt_failures(void)
 {
-	return failures;
+	return ksft_get_fail_cnt();
 }
 
 struct ibv_context *open_dev(const char *name)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * TAP output for kiwi's user-space test programs: numbered points
- * ("ok N - ..." / "not ok N - ..."), "# SKIP" points, comments, and the
- * plan "1..N" (last, unless given up front). One program, one stream.
+ * TAP output for kiwi's user-space test programs, through the kernel
+ * selftests' kselftest.h: numbered points ("ok N ..." / "not ok N ..."),
+ * "# SKIP" points, comments, the plan "1..N" (last, unless given up front)
+ * and kselftest's totals. One program, one stream.
  */
 #ifndef KIWI_TEST_H
 #define KIWI_TEST_H
