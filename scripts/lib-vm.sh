@@ -69,10 +69,10 @@ pair_verdict() {
 # vm_report LOG STATUS PREFIX: a VM run's output (LOG, its exit STATUS,
 # its guest's console in console.log beside LOG) and vm_verdict's line for
 # it, each TAP point's text after PREFIX ("debug kernel: ...", for a run on
-# another kernel).
+# another kernel), with or without a "- " before the text.
 vm_report() {
 	{ cat "$1"; vm_verdict "$1" "$2" "VM test run" "$(dirname "$1")/console.log"; } |
-		sed -E "s/^((not )?ok( [0-9]+)? - )/\\1$3: /"
+		sed -E "s/^((not )?ok( [0-9]+)?( -)? )/\\1$3: /"
 }
 
 # build_for_kernel TREE KDIR [VAR=VALUE...]: copy this tree (its sources

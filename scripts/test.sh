@@ -316,5 +316,13 @@ failed=$(grep -cE '^not ok ' "$log")
 echo
 grep -E '^not ok ' "$log" | sed 's/^/FAILED: /'
 echo "# took $(( $(date +%s) - t0 )) s"
+# What the count means: the points run again on another kernel, and the
+# distinct texts among the passing points (a check re-run on another
+# kernel, or once per ABI layout, counts once).
+again() { grep -E '^ok ' "$log" | grep -v '# SKIP' | grep -cE "^ok ([0-9]+ )?(- )?$1: "; }
+distinct=$(grep -E '^ok ' "$log" | grep -v '# SKIP' |
+	sed -E 's/^ok ([0-9]+ )?(- )?//; s/^(debug kernel|Debian 13): //' | sort -u | wc -l)
+echo "# of the $passed passed: $(again 'debug kernel') on the debug kernel and $(again 'Debian 13')" \
+	"on Debian 13's, which ran there too; $distinct distinct checks in all"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -60,6 +60,10 @@ cp "$tmp/panic.console" "$tmp/run/console.log"
 check "vm_report reads console.log beside the log and prefixes the line" \
 	is "$(vm_report "$tmp/run/vm.log" 255 "debug kernel" | tail -n1)" \
 	   "not ok - debug kernel: VM test run exited with status 255 (guest console: [ 1003.096287] BUG: kernel NULL pointer dereference, address: 0000000000000008)"
+printf 'ok 3 a point\nnot ok 4 - another\n# ok 5 not a point\n' >"$tmp/run/vm.log"
+check "vm_report prefixes every point, numbered or not, with or without a dash" \
+	is "$(vm_report "$tmp/run/vm.log" 0 "Debian 13" | head -n3)" \
+	   "$(printf 'ok 3 Debian 13: a point\nnot ok 4 - Debian 13: another\n# ok 5 not a point')"
 printf 'TAP version 13\n1..2\nok 1 a\nok 2 b\n1..1\nok 1 c\n' >"$tmp/plans.log"
 printf '1..3\nok 1 a\nok 2 b\n' >"$tmp/short.log"
 printf 'cc: error: abi_layout.c: no such file\n' >"$tmp/none.log"

@@ -233,7 +233,11 @@ static int cmd_server(const char *addr, const char *port, int nconn)
 	}
 	rdma_destroy_id(lid);
 	rdma_destroy_event_channel(ch);
-	check(true, "served %d connections", nconn);
+	/*
+	 * No point of its own: each connection's echo count (its note above)
+	 * and this exit status are what ringabuse.sh checks.
+	 */
+	note("served %d connections", nconn);
 	return kt_end();
 }
 
