@@ -39,7 +39,7 @@ KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_KIWI=m
 MODDIR := /lib/modules/$(KVER)/updates
 
 .PHONY: all module provider ktest install uninstall clean clean-kernel check checkpatch sparse dkms-source \
-	print-kver print-kdir bench bench-profile deb
+	print-kver print-kdir bench bench-profile deb soak fuzz-long
 
 all: module provider
 
@@ -82,6 +82,17 @@ bench: module provider
 	scripts/build-smbdirect.sh
 	$(MAKE) -C tools/bench
 	tools/bench/bench.sh
+
+# The long runs README quotes, their figures in build/long/ (soak.txt,
+# fuzz.txt): a soak on the debug kernel (SOAK_SECONDS, 1800 by default),
+# every fuzzer for FUZZ_LONG_RUNS executions (10^8).
+SOAK_SECONDS ?= 1800
+FUZZ_LONG_RUNS ?= 100000000
+soak: module provider
+	$(MAKE) -C tools/testing/selftests/drivers/infiniband/kiwi
+	scripts/long-run.sh soak $(SOAK_SECONDS)
+fuzz-long:
+	scripts/long-run.sh fuzz $(FUZZ_LONG_RUNS)
 
 # Where a small message's round trip (or a stream) spends its time
 # (tools/bench/profile.sh): perf in the VM, kiwi against siw; results in

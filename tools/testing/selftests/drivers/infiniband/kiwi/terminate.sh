@@ -288,6 +288,10 @@ evil local-drain closed "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst
 	"rdma_disconnect, then Modify SQD -> ERR as ib_drain_qp does, nothing left to send: the FIN, no reset" -t write
 evil local-sqd "send 1048576 last fin" "async=none flushed=2 recv_ok=0 state=ERR mem=intact rst=0 sends=OK,OK" \
 	"V-TERM-4: 1 MiB Send, then Modify to SQD: the whole message in whole FPDUs, then the FIN" -c -t write
+# The 1 MiB Send completes OK when all of it went out before the modify
+# to SQE stopped the send queue, FLUSH when the modify came first (and
+# its FPDUs so far went whole): the two race, as they may (V-TERM-4); the
+# peer's part, whole FPDUs then the Terminate, holds either way.
 E="term_sent" evil local-sqe-big "segments, term 0/0/00 -" "$LOCAL sends=OK,SQE,@(OK|FLUSH)" \
 	"V-TERM-4: 1 MiB Send, then Modify to SQE: whole FPDUs, then the Terminate" -c -t write
 E="cq_overflow term_sent" evil local-cqof "term 0/2/07 -" \
