@@ -224,10 +224,15 @@ host_checks() {
 	suite "wire-format unit tests (make -C tools/testing/wire)" make -s -C tools/testing/wire
 	suite "wire-format fuzzers (make -C tools/fuzz run)" make -s -C tools/fuzz run
 	for t in tools/testing/host/*.sh; do
+		[ "$t" = tools/testing/host/kselftest_build.sh ] && continue
 		suite "host test $(basename "$t")" "$t"
 	done
 	phase "static checks and host unit tests done"
 }
+# This one builds, in this tree's build/ksft, what the VM's
+# kselftest_tree.sh runs: before the VM, then.
+suite "host test kselftest_build.sh" tools/testing/host/kselftest_build.sh
+
 phase "static checks and host unit tests: in the background, in build/test/checks"
 host_checks >"$out/checks/output.log" 2>&1 &
 checks=$!

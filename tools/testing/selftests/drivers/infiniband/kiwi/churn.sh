@@ -192,14 +192,23 @@ client() {
 	cpid[$1]=$!
 }
 
+# whole WHO FILE STATUS: a program's report (FILE) and exit STATUS: its
+# points become ours ("WHO: ..."), and one more says it exited 0 with its
+# whole report, so that one that died before its plan, or crashed before
+# printing anything, fails the test rather than leaving a comment.
+whole() {
+	local all=1
+	tap_import "$1" "$2" || all=0
+	check "$1: exits 0 with its whole report (exit $3)" test "$all" = 1 -a "$3" = 0
+}
+
 # stop WHO SLOT PID FILE: SIGTERM a looping client or server, which then
-# reports to FILE; its points become ours ("WHO SLOT: ...").
+# reports to FILE; whole's points for it.
 stop() {
 	local pid=$3 file=$4
 	kill -TERM "$pid" 2>/dev/null
 	reap "$pid" "$1${2:+ $2}" || return 1
-	tap_import "$1${2:+ $2}" "$file" || echo "# $1 $2: exit $status, no whole report"
-	[ "$status" = 0 ]
+	whole "$1${2:+ $2}" "$file" "$status"
 }
 
 # ---- 1. churn: every cycle must pass
@@ -218,10 +227,8 @@ phase_churn() {
 	done
 	for ((i = 0; i < nc; i++)); do
 		wait "${cpid[$i]}"
-		c=$?
-		tap_import "client $i" "$out/c$i" || echo "# client $i: exit $c, no whole report"
-		reap "${spid[$i]}" "server $i" && tap_import "server $i" "${sout[$i]}" ||
-			echo "# server $i: exit $status, no whole report"
+		whole "client $i" "$out/c$i" $?
+		reap "${spid[$i]}" "server $i" && whole "server $i" "${sout[$i]}" "$status"
 	done
 	passed=$(cat "$out"/c[0-9] | grep -c "^ok .*each passed")
 	check "churn: $cycles cycles over $nc clients in $((SECONDS - t0)) s, all $nc clients passed" \
@@ -259,10 +266,10 @@ phase_kills() {
 		server $i $((7710 + i)) $big 0
 		sk=$((sk + 1))
 	done
-	wait "${pids[@]}"
 	stamp "kill rounds done"
 	for ((i = 0; i < nc; i++)); do
-		tap_import "kills: slot $i" "$out/kills$i" || echo "# slot $i: no whole report"
+		wait "${pids[$i]}"
+		whole "kills: slot $i" "$out/kills$i" $?
 	done
 	echo "# $sk servers SIGKILLed meanwhile, at random moments"
 	stop bystander "" "$bpid" "$out/bystander"
@@ -277,7 +284,7 @@ phase_kills() {
 	done
 	for ((i = 0; i < nc; i++)); do
 		wait "${cpid[$i]}"
-		tap_import "kills: new client $i" "$out/new$i" || echo "# new client $i: no whole report"
+		whole "kills: new client $i" "$out/new$i" $?
 	done
 	stamp "new clients done"
 	kill -TERM "${spid[@]}"
