@@ -75,6 +75,15 @@ vm_report() {
 		sed -E "s/^((not )?ok( [0-9]+)?( -)? )/\\1$3: /"
 }
 
+# copy_tree SRC DEST [--with-git]: a copy of the tree SRC as DEST (made
+# anew), its build/ left out, and its .git unless --with-git.
+copy_tree() {
+	local ex=(--exclude=./build)
+	[ "${3:-}" = --with-git ] || ex+=(--exclude=./.git)
+	rm -rf "$2" && mkdir -p "$2" &&
+		tar -C "$1" "${ex[@]}" -cf - . | tar -C "$2" -xf -
+}
+
 # build_for_kernel TREE KDIR [VAR=VALUE...]: copy this tree (its sources
 # and the user-space programs already built; not build/ or .git; from
 # KIWI_TREE_SOURCE instead when set: scripts/test.sh's snapshot, which no
@@ -86,9 +95,7 @@ build_for_kernel() {
 	local tree=$1 kdir=$2 src
 	shift 2
 	src=${KIWI_TREE_SOURCE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-	rm -rf "$tree"
-	mkdir -p "$tree"
-	tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf - &&
+	copy_tree "$src" "$tree" &&
 	make -s -C "$tree" clean-kernel KDIR="$kdir" &&
 	make -s -j"$(nproc)" -C "$tree" module KDIR="$kdir" W=1 &&
 	make -s -j"$(nproc)" -C "$tree" ktest KDIR="$kdir" W=1 &&

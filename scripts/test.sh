@@ -114,8 +114,8 @@ fi
 # What no VM waits for runs in the background, in the CPU scheduler's idle
 # class (chrt -i): the debug kernel's build, the other kernels' builds, the
 # static checks and host tests. They take only the CPU time an emulated
-# guest leaves (about a third of the two cores: a test's shell is mostly
-# one busy vCPU), and a guest's vCPU never waits behind them, as it did
+# guest leaves (a third to a half of the two cores: a test's shell is
+# mostly one busy vCPU), and a guest's vCPU never waits behind them, as it did
 # behind builds at normal priority (each then ran two to four times as
 # long, and timing-bound tests failed).
 debug_on=0
@@ -148,7 +148,6 @@ if [ "$debug_on" = 1 ] || [ "$d13_on" = 1 ]; then
 	) &
 	others=$!
 fi
-
 
 phase build
 # The module must build with no warning at W=1.
@@ -195,16 +194,13 @@ point "the upstream siw builds as the interop peer (linux-source-6.1)" \
 point "ksmbd and cifs build with SMB Direct (linux-source-6.1)" \
 	scripts/build-smbdirect.sh
 
-
 # Two copies of the tree as built: the snapshot the other kernels' builds
 # copy from (no VM writes into it meanwhile), and one the static checks
 # and host tests run in, in the background, while the VMs run (they
 # rebuild the module and the test programs that the VM loads from this
 # tree). Both take a fraction of a second.
-rm -rf "$out/checks"
-mkdir -p "$snapshot" "$out/checks/tree"
-tar --exclude=./build --exclude=./.git -cf - . | tar -C "$snapshot" -xf -
-tar --exclude=./build -cf - . | tar -C "$out/checks/tree" -xf -
+copy_tree . "$snapshot"
+copy_tree . "$out/checks/tree" --with-git
 touch "$out/snapshot.done"
 
 # host_checks: the static checks and host unit tests, in the checks copy;
@@ -285,7 +281,7 @@ other_kernel() {
 		tap "ok - $2 kernel tests # SKIP turned off, or a KIWI_TESTS subset without them"
 		return
 	fi
-	cat "$out/prepare-$2.log" | tee "$out/$2.log"
+	tee "$out/$2.log" <"$out/prepare-$2.log"
 	rc=$(cat "$out/prepare-$2.rc" 2>/dev/null)
 	if [ "$rc" = 0 ]; then
 		"$3" --vm 2>&1 | tee -a "$out/$2.log"
