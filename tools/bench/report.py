@@ -21,7 +21,9 @@ with one TCP segment per FPDU (kiwi_mss: fpdu_segs=1, as toward a peer
 that did not agree to large FPDUs) against its default (large FPDUs),
 CPU seconds per GiB against TCP's, the programs' rows (tools/bench/programs.sh:
 Open MPI and iperf through rsockets, kiwi against TCP), and, from OUTDIR/cq_cpus.csv when it is
-there (beside RAW_CSV), each CPU's share of kiwi's completion work. Last,
+there (beside RAW_CSV), each CPU's share of kiwi's completion work. Each
+cell's runs are shown lowest to highest, with the range of each ratio they
+allow and whether its aim lies inside it (the verdict left open). Last,
 for each missed aim, its reason in the run's own numbers (an aim below
 TCP's own time on the path, the FPDU size, the CPU time per
 GiB, the RDMA cell a storage cell rides on) and what meeting it would take.
@@ -203,6 +205,61 @@ def table(rows, runs):
     judged = sum(r["verdict"] in ("met", "MISSED") for r in rows)
     lines.append("")
     lines.append(f"kiwi meets its aim in {met} of {judged} cells with data")
+    return "\n".join(lines) + "\n"
+
+
+def spread_mark(lo, hi, aim):
+    """Is a verdict settled by the runs? ok or NO when the whole range of
+    the ratio lies on one side of its aim, ~ when the aim is inside it."""
+    if aim is None:
+        return ""
+    kind, bound = aim
+    if (lo >= bound) if kind == "min" else (hi <= bound):
+        return "ok"
+    if (hi < bound) if kind == "min" else (lo > bound):
+        return "NO"
+    return "~"
+
+
+def spread_table(rows, cells):
+    """Each cell's runs, lowest to highest, kiwi's and its anchors', and
+    the range of each ratio with an aim that those runs allow: a verdict
+    whose aim lies inside that range is not settled by this run."""
+    lines = ["", "spread of the runs (lowest-highest); kiwi/siw and kiwi/TCP range from"
+             " kiwi's worst run against the anchor's best",
+             "to its best against the anchor's worst: ok or NO when the whole range"
+             " lies on one side of the aim, ~ when the aim is inside it",
+             f"{'test':<10}{'size':>8} {'mode':<6}|{'kiwi':>16}{'siw':>16}{'TCP':>16} |"
+             f"{'kiwi/siw':>15}{'kiwi/TCP':>15}"]
+    lines.append("-" * len(lines[-1]))
+    unsettled = 0
+    for r in rows:
+        test, size, mode = r["test"], r["size"], r["mode"]
+        ref, factor = tcp_reference(test, size, mode)
+        ranges = {"kiwi": run_range(cells, ("kiwi", test, size, mode)),
+                  "siw": run_range(cells, ("siw", test, size, mode)),
+                  "tcp": run_range(cells, ref)}
+        if ranges["tcp"]:
+            ranges["tcp"] = tuple(v * factor for v in ranges["tcp"])
+        if not ranges["kiwi"] or not isinstance(r["vals"]["kiwi"], float):
+            continue
+        cols = []
+        for t, aim in zip(("siw", "tcp"), aims(test, size)):
+            k, a = ranges["kiwi"], ranges[t]
+            # An anchor with a failed run has no verdict in the main table.
+            if (aim is None or not a or min(a) <= 0
+                    or not isinstance(r["vals"][t], float)):
+                cols.append(f"{'-':>15}")
+                continue
+            lo, hi = k[0] / a[1], k[1] / a[0]
+            m = spread_mark(lo, hi, aim)
+            unsettled += m == "~"
+            cols.append(f"{lo:6.2f}-{hi:<5.2f} {m:>2}")
+        lines.append(f"{test:<10}{size:>8} {mode:<6}|"
+                     + "".join(f"{f'{v[0]:.1f}-{v[1]:.1f}' if v else '-':>16}"
+                               for v in (ranges[t] for t in ("kiwi", "siw", "tcp")))
+                     + " |" + "".join(cols))
+    lines.append(f"verdicts the runs' spread leaves open: {unsettled}")
     return "\n".join(lines) + "\n"
 
 
@@ -624,7 +681,7 @@ def main(argv):
     cells = load(raw)
     summary, rows, missing = build(cells)
     runs = max((len(v) for v in cells.values()), default=0)
-    text = (table(rows, runs) + storage_table(cells, summary) + program_table(cells, summary)
+    text = (table(rows, runs) + spread_table(rows, cells) + storage_table(cells, summary) + program_table(cells, summary)
             + crc_table(cells, summary)
             + fpdu_table(cells, summary) + scale_table(cells, summary) + cpu_table(cells, summary)
             + cq_cpu_table(os.path.join(os.path.dirname(raw), "cq_cpus.csv"))

@@ -177,6 +177,16 @@ check "the summary counts the cells with a verdict" \
 	row "kiwi meets its aim in 2 of 5 cells with data"
 check "the missing cells are named" \
 	row "missing (a run failed or timed out): kiwi read_bw 1048576 event, siw write_bw 4096 poll"
+check "spread: kiwi's runs and its anchors' lowest to highest; the aim inside kiwi/TCP's range leaves the verdict open" \
+	row "write_bw 65536 poll | 100.0-120.0 40.0-60.0 110.0-130.0 | - 0.77-1.09 ~"
+check "spread: a kiwi/siw range wholly below its aim settles the miss" \
+	row "send_bw 4096 poll | 29.0-31.0 20.0-20.0 90.0-101.0 | 1.45-1.55 NO -"
+check "spread: latency against siw settled, against TCP open (1.04-1.11 around 1.1)" \
+	row "send_lat 8 poll | 29.0-31.0 40.0-50.0 28.0-28.0 | 0.58-0.78 ok 1.04-1.11 ~"
+check "spread: an anchor with a failed run gives no range verdict, as it gives no ratio" \
+	row "write_bw 4096 poll | 40.0-40.0 10.0-10.0 90.0-101.0 | - -"
+check "spread: the verdicts left open are counted" \
+	row "verdicts the runs' spread leaves open: 2"
 check "storage: kiwi at 1.2x NVMe/TCP's IOPS meets its target; 2x siw's" \
 	row "nvme_randread 4096 qd32 IOPS | 1200.00 600.00 1000.00 | 2.00 1.20 | met"
 check "storage: NFS over kiwi at 0.8x NFS over TCP misses it" \
