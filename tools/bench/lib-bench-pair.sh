@@ -69,7 +69,7 @@ bp_agent() {
 			) </dev/null &
 			echo $! >"$id.pid"
 		done
-		sleep 0.05
+		nap 0.05
 	done
 	wait
 }

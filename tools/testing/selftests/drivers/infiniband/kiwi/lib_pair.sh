@@ -53,7 +53,7 @@ pair_wait() {
 	shift
 	until "$@"; do
 		[ $SECONDS -lt $deadline ] && ! pair_aborted || return 1
-		sleep 0.2
+		nap 0.2
 	done
 }
 
@@ -140,6 +140,6 @@ pair_rsh_serve() {
 			(sh -c "$(cat "$id.run")" >"$id.out" 2>&1 </dev/null
 			 echo $? >"$id.rc.tmp" && mv "$id.rc.tmp" "$id.rc") &
 		done
-		sleep 0.2
+		nap 0.2
 	done
 }
