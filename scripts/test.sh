@@ -127,8 +127,7 @@ other_kernel_on KIWI_DEBIAN13 KIWI_D13_TESTS && d13_on=1
 # (built when the cache has none: most of a first run), then, once the
 # tree below is built and its snapshot taken, kiwi, its test modules and
 # siw built for each kernel (scripts/test-debug.sh --prepare,
-# scripts/test-debian13.sh --prepare). The debug kernel's VM runs beside
-# this kernel's (below), Debian 13's after both.
+# scripts/test-debian13.sh --prepare). Their VMs run after this kernel's.
 snapshot=$out/snapshot
 rm -rf "$snapshot" "$out/snapshot.done" "$out"/prepare-*
 others=
@@ -244,25 +243,6 @@ if [ -n "$sel" ]; then
 	[ -n "$sel" ] || one_vm=0
 fi
 
-# other_kernel ON NAME SCRIPT: the VM tests on another kernel (SCRIPT
-# --vm, its output in build/test/NAME.log) after its preparation's points,
-# or a skip when ON is 0.
-other_kernel() {
-	local rc
-	if [ "$1" != 1 ]; then
-		tap "ok - $2 kernel tests # SKIP turned off, or a KIWI_TESTS subset without them"
-		return
-	fi
-	tee "$out/$2.log" <"$out/prepare-$2.log"
-	rc=$(cat "$out/prepare-$2.rc" 2>/dev/null)
-	if [ "$rc" = 0 ]; then
-		"$3" --vm 2>&1 | tee -a "$out/$2.log"
-	elif [ -z "$rc" ]; then
-		echo "not ok - $2 kernel: its preparation ($3 --prepare) finished" | tee -a "$out/$2.log"
-	fi
-	grep -E '^(not )?ok ' "$out/$2.log" >>"$log"
-}
-
 phase "VM tests"
 staged=0
 if scripts/stage.sh >"$out/stage.log" 2>&1; then
@@ -270,21 +250,6 @@ if scripts/stage.sh >"$out/stage.log" 2>&1; then
 else
 	cat "$out/stage.log"
 	tap "not ok - stage the module for the VM"
-fi
-# The debug kernel's VM runs beside this kernel's, from its own copy of
-# the tree, as soon as its build is prepared: each VM leaves a third to a
-# half of the two cores idle (a test's shell is mostly one busy vCPU), and
-# one after the other they were most of a run's time. Its output goes to
-# build/test/debug.log, shown once it is done.
-debug_vm=
-if [ "$debug_on" = 1 ] && [ -n "$others" ]; then
-	(
-		until [ -e "$out/prepare-debug.rc" ] || ! kill -0 "$others" 2>/dev/null; do
-			sleep 5
-		done
-		other_kernel "$debug_on" debug scripts/test-debug.sh
-	) >/dev/null 2>&1 &
-	debug_vm=$!
 fi
 if [ "$staged" = 1 ] && [ "$one_vm" = 1 ]; then
 	# The VM does not inherit this environment: pass the test selection.
@@ -307,18 +272,32 @@ if [ "$staged" = 1 ] && [ "$two_vm" = 1 ]; then
 	pair_verdict "$out/pair.log" "$pairrc" | tee -a "$log"
 fi
 
+# other_kernel ON NAME SCRIPT: the VM tests on another kernel (SCRIPT
+# --vm, its output in build/test/NAME.log) after its preparation's points,
+# or a skip when ON is 0.
+other_kernel() {
+	local rc
+	if [ "$1" != 1 ]; then
+		tap "ok - $2 kernel tests # SKIP turned off, or a KIWI_TESTS subset without them"
+		return
+	fi
+	tee "$out/$2.log" <"$out/prepare-$2.log"
+	rc=$(cat "$out/prepare-$2.rc" 2>/dev/null)
+	if [ "$rc" = 0 ]; then
+		"$3" --vm 2>&1 | tee -a "$out/$2.log"
+	elif [ -z "$rc" ]; then
+		echo "not ok - $2 kernel: its preparation ($3 --prepare) finished" | tee -a "$out/$2.log"
+	fi
+	grep -E '^(not )?ok ' "$out/$2.log" >>"$log"
+}
+
 if [ -n "$others" ]; then
 	phase "waiting for the other kernels' builds"
 	wait "$others"
 fi
 
 phase "VM tests on the debug kernel (KASAN, lockdep, kmemleak, UBSAN)"
-if [ -n "$debug_vm" ]; then
-	wait "$debug_vm"
-	cat "$out/debug.log"
-else
-	other_kernel "$debug_on" debug scripts/test-debug.sh
-fi
+other_kernel "$debug_on" debug scripts/test-debug.sh
 
 phase "VM tests on Debian 13's kernel (6.12), a subset"
 other_kernel "$d13_on" debian13 scripts/test-debian13.sh
