@@ -1109,6 +1109,12 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		if (ret)
 			*bad_wr = wr;
+		/*
+		 * The QP may have failed since the state was read: its flush
+		 * took qp->sq_lock after setting ERR, so either it flushed
+		 * these entries or this read sees ERR, and flushes them.
+		 */
+		state = READ_ONCE(qp->state);
 	}
 	if (state == IB_QPS_ERR)
 		kiwi_qp_flush(qp);
@@ -1171,6 +1177,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 		if (ret)
 			*bad_wr = wr;
+		state = READ_ONCE(qp->state);	/* as in kiwi_post_send() */
 	}
 	if (state == IB_QPS_ERR)
 		kiwi_qp_flush(qp);
