@@ -146,14 +146,8 @@ has_line() {
 	grep -qE "$2" <<<"$1" || { echo "# no line matching '$2' in:"; sed 's/^/#   /' <<<"$1"; return 1; }
 }
 
-# nap SECONDS: sleep without a process. Under emulation a fork and exec
-# costs a tenth of a second on the stock kernel and half a second on the
-# debug one, more than the polls below wait between tries; read's timeout
-# on a pipe that nobody writes to sleeps in the shell itself.
-exec {_nap_fd}<> <(:)
-nap() {
-	read -r -t "$1" -u "$_nap_fd" _ || :
-}
+# nap SECONDS: sleep without a process (lib_nap.sh), for the polls below.
+source "$KIWI_TESTDIR/lib_nap.sh"
 
 # wait_for SECONDS CMD...: poll until CMD succeeds.
 wait_for() {

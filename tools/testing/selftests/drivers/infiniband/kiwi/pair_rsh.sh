@@ -8,6 +8,9 @@
 # file in $KIWI_PAIR_DIR, which both VMs see, waits until the command
 # ends, as ssh does, and exits with its status, after printing its output.
 dir=${KIWI_PAIR_DIR:?run under scripts/vm-pair.sh}
+# It waits as long as the remote command runs (an MPI job's daemon): with
+# nap, not sleep, whose fork and exec would take a share of the VM's CPU.
+source "$(dirname "$0")/lib_nap.sh"
 shift
 id=$(date +%s%N).$$
 req=$dir/rsh/$id
@@ -19,7 +22,7 @@ for _ in $(seq 3000); do
 		cat "$req.out"
 		exit "$(cat "$req.rc")"
 	fi
-	sleep 0.2
+	nap 0.2
 done
 echo "pair_rsh.sh: no answer from the other VM" >&2
 exit 255

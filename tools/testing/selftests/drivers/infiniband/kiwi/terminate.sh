@@ -28,7 +28,6 @@ PORT=7700
 # Starting a process costs up to seconds in the emulated VM: per case, only
 # the peer runs; everything else here is a shell builtin. The peer enters
 # kiwiA itself (-N) and has its own timeouts.
-exec {nap}<> <(:)	# read -t on it: a sleep without a process
 
 # One server for every case: the listener must outlive all of them.
 KIWI_TIMEOUT=1200 check "server listens" srv_start term $PORT kiwiB "$S" 192.0.2.2 $PORT 0
@@ -107,7 +106,7 @@ next_summary() {
 			[[ $l == summary* ]] && n=$((n + 1))
 			[ $n -eq $nsum ] && { got=$l; return; }
 		done <"$out/term.srv"
-		read -r -t 0.2 -u $nap
+		nap 0.2
 	done
 }
 
@@ -388,7 +387,6 @@ check "rdma statistic show link kiwi1/1: every error counter, as in sysfs${bad:+
 	test -z "$bad"
 echo "# $stat"
 srv_stop term
-exec {nap}<&-
 grep -vE '^(listening|request|established|recv len|summary)' "$out/term.srv" | sed 's/^/# server: /'
 
 kiwi_two_hosts_del
